@@ -1,0 +1,36 @@
+"""The exception tree. The model's mistakes are data (FormatError, error observations); these
+are for misuse of the library and for faults outside it. Constructors only store fields."""
+
+from __future__ import annotations
+
+
+class TextReactError(Exception):
+    """Base of every exception textreact raises on purpose."""
+
+
+class ConfigError(TextReactError, ValueError):
+    """A wrong argument or setting: the message says what was expected and how to fix it."""
+
+
+class ModelError(TextReactError, RuntimeError):
+    """The model or its server failed in a way the run cannot recover from."""
+
+
+class ScriptExhaustedError(ModelError):
+    """A ScriptedModel was called more times than it has completions."""
+
+
+class ToolError(TextReactError):
+    """A tool could not be defined or run."""
+
+
+class ToolArgumentError(ToolError, ValueError):
+    """An Action Input does not fit the tool's schema; the message is written for the model."""
+
+
+class CalculatorError(ToolError, ValueError):
+    """The calculator refused an expression; the message names what was not allowed."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """An optional dependency is not installed; the message gives the install command."""

@@ -1,0 +1,106 @@
+"""The text protocol, defined once: keywords and their accepted spellings, stop sequences, and
+`render_step`, the canonical form. The prompt templates and the parser both read this module,
+so what the model is told and what the parser accepts cannot drift apart."""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+import regex
+
+from textreact.steps import Action, FinalAnswer, Step
+
+THOUGHT: Final = "thought"
+ACTION: Final = "action"
+ACTION_INPUT: Final = "action_input"
+OBSERVATION: Final = "observation"
+FINAL_ANSWER: Final = "final_answer"
+
+KEYWORDS: Final = (THOUGHT, ACTION, ACTION_INPUT, OBSERVATION, FINAL_ANSWER)
+
+#: The canonical label of each keyword per prompt language, as the model is taught to write it.
+LABELS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        THOUGHT: "Thought",
+        ACTION: "Action",
+        ACTION_INPUT: "Action Input",
+        OBSERVATION: "Observation",
+        FINAL_ANSWER: "Final Answer",
+    },
+    "zh": {
+        THOUGHT: "思考",
+        ACTION: "行动",
+        ACTION_INPUT: "行动输入",
+        OBSERVATION: "观察",
+        FINAL_ANSWER: "最终答案",
+    },
+}
+
+#: The colon each language writes after a label.
+COLONS: Final[dict[str, str]] = {"en": ":", "zh": "："}
+
+LANGUAGES: Final = tuple(LABELS)
+
+#: Every accepted spelling of each keyword, as regex fragments (matched case-insensitively).
+#: Longer spellings come first where one is a prefix of another.
+ALIASES: Final[dict[str, tuple[str, ...]]] = {
+    ACTION_INPUT: (r"action[ _-]?input", r"行动输入", r"动作输入"),
+    ACTION: (r"action", r"行动", r"动作"),
+    THOUGHT: (r"thought", r"思考", r"想法"),
+    OBSERVATION: (r"observation", r"观察"),
+    FINAL_ANSWER: (r"final[ _-]?answer", r"最终答案", r"最终回答"),
+}
+
+_MARKUP = r"(?:\*\*|__|\*|_|`)?"
+_GROUPS = "|".join(f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in ALIASES.items())
+
+#: A keyword at the start of a line, with the decorations models put around it: indentation,
+#: a quote or list marker, a markdown heading, bold or italics, a number (`Action 1:`), a space
+#: before the colon, an ASCII or full-width colon, and bold closing after the colon.
+#: The named group that matched tells which keyword it is; the match ends where the value begins.
+KEYWORD_LINE: Final = regex.compile(
+    rf"^[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?{_MARKUP}[ \t]*"
+    rf"(?:{_GROUPS})"
+    rf"(?:[ \t]*\#?\d{{1,3}})?[ \t]*{_MARKUP}[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*",
+    regex.IGNORECASE | regex.MULTILINE | regex.VERSION1,
+)
+
+#: Sent to the server so the model stops before writing its own observation. Four at most:
+#: OpenAI rejects more. The parser cuts any observation that slips through anyway.
+STOP_SEQUENCES: Final[tuple[str, ...]] = (
+    "\nObservation:",
+    "\n**Observation",
+    "\nObservation :",
+    "\n观察",
+)
+
+
+def label(keyword: str, lang: str = "en") -> str:
+    """`Thought:` / `思考：`: the label and colon the model is taught for `keyword` in `lang`."""
+    return LABELS[lang][keyword] + COLONS[lang]
+
+
+def render_input(value: dict | str) -> str:
+    """An Action Input in canonical form: compact JSON for arguments, a plain string as is."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_step(step: Step, lang: str = "en") -> str:
+    """The canonical text of an Action or FinalAnswer; `parse(render_step(s)) == s`."""
+    lines = [] if step.thought is None else [f"{label(THOUGHT, lang)} {step.thought}"]
+    if isinstance(step, Action):
+        lines.append(f"{label(ACTION, lang)} {step.tool}")
+        lines.append(f"{label(ACTION_INPUT, lang)} {render_input(step.input)}")
+    elif isinstance(step, FinalAnswer):
+        lines.append(f"{label(FINAL_ANSWER, lang)} {step.answer}")
+    else:
+        raise TypeError(f"render_step takes an Action or FinalAnswer, not {type(step).__name__}")
+    return "\n".join(lines)
+
+
+def render_observation(text: str, lang: str = "en") -> str:
+    """The user message that carries a tool's result back to the model."""
+    return f"{label(OBSERVATION, lang)} {text}"

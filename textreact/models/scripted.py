@@ -1,0 +1,48 @@
+"""A strict model that replays given completions: for tests, demos and offline runs.
+
+It never looks at the prompt to decide its reply (fakes that do are brittle); it records every
+request so a test can assert what the loop sent."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from textreact.errors import ScriptExhaustedError
+from textreact.models import Message
+from textreact.steps import Completion
+
+
+class ScriptedModel:
+    """Replays `completions` in order; a str is a completion that finished normally."""
+
+    def __init__(self, completions: Sequence[str | Completion]) -> None:
+        self.completions = [c if isinstance(c, Completion) else Completion(c) for c in completions]
+        #: Each request's message list, copied at the time of the call.
+        self.requests: list[list[Message]] = []
+        #: The stop sequences of each request.
+        self.stops: list[tuple[str, ...]] = []
+
+    def complete(self, messages: Sequence[Message], *, stop: Sequence[str] = ()) -> Completion:
+        if len(self.requests) >= len(self.completions):
+            raise ScriptExhaustedError(
+                f"ScriptedModel was called {len(self.requests) + 1} times but has only "
+                f"{len(self.completions)} completions; add completions to the script or check "
+                "why the loop asked for another turn"
+            )
+        self.requests.append(copy.deepcopy(list(messages)))
+        self.stops.append(tuple(stop))
+        return self.completions[len(self.requests) - 1]
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted completions have not been used yet."""
+        return len(self.completions) - len(self.requests)
+
+    def assert_exhausted(self) -> None:
+        """Raise AssertionError unless every scripted completion was used."""
+        if self.remaining:
+            raise AssertionError(
+                f"ScriptedModel has {self.remaining} unused completion(s) of "
+                f"{len(self.completions)}; the loop stopped earlier than the script expected"
+            )
