@@ -93,3 +93,91 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         return self.error is not None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model call of a run and what the engine did with it; memory renders messages from
+    these, so summarising old turns changes how they are shown, never what is stored."""
+
+    index: int
+    #: The completion as kept in the conversation: the model's text minus `discarded_text`.
+    text: str
+    step: Step
+    #: What went back to the model (without the `Observation:` label); None when the run ended.
+    observation: str | None = None
+    result: ToolResult | None = None
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+    model_seconds: float = 0.0
+    #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort".
+    note: str | None = None
+
+    @property
+    def thought(self) -> str | None:
+        return None if isinstance(self.step, FormatError) else self.step.thought
+
+    @property
+    def tool(self) -> str | None:
+        """The tool called (its registered name once resolved), None when no call was made."""
+        if self.result is not None:
+            return self.result.tool
+        return self.step.tool if isinstance(self.step, Action) else None
+
+    @property
+    def input(self) -> dict[str, Any] | str | None:
+        """The arguments after repair and validation (as parsed when they were not valid)."""
+        if self.result is not None:
+            return self.result.arguments
+        return self.step.input if isinstance(self.step, Action) else None
+
+    @property
+    def is_error(self) -> bool:
+        return (
+            isinstance(self.step, FormatError)
+            or self.note == "truncated"
+            or (self.result is not None and self.result.is_error)
+        )
+
+    @property
+    def repairs(self) -> tuple[str, ...]:
+        parsed = self.step.repairs if isinstance(self.step, Action) else ()
+        return parsed + (self.result.repairs if self.result is not None else ())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record, the shape of `textreact run --json` steps and transcripts."""
+        return {
+            "index": self.index,
+            "kind": self.step.kind,
+            "thought": self.thought,
+            "tool": self.tool,
+            "input": self.input,
+            "observation": self.observation,
+            "is_error": self.is_error,
+            "answer": self.step.answer if isinstance(self.step, FinalAnswer) else None,
+            "note": self.note,
+            "repairs": list(self.repairs),
+            "text": self.text,
+            "discarded_text": self.step.discarded_text,
+            "finish_reason": self.finish_reason,
+            "model_seconds": round(self.model_seconds, 4),
+            "tool_seconds": round(self.result.seconds, 4) if self.result is not None else 0.0,
+            "usage": {
+                "prompt_tokens": self.usage.prompt_tokens,
+                "completion_tokens": self.usage.completion_tokens,
+            },
+        }
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    """A parsed step as JSON-ready data (what `textreact parse` prints)."""
+    data: dict[str, Any] = {"kind": step.kind}
+    if isinstance(step, Action):
+        data.update(tool=step.tool, input=step.input, thought=step.thought)
+        data.update(raw_input=step.raw_input, repairs=list(step.repairs))
+    elif isinstance(step, FinalAnswer):
+        data.update(answer=step.answer, thought=step.thought, implicit=step.implicit)
+    else:
+        data.update(message=step.message, hint=step.hint)
+    data["discarded_text"] = step.discarded_text
+    return data

@@ -1,0 +1,92 @@
+"""Stored turns -> the message list for the next model call.
+
+The opening (system prompt, worked example, question) always stays. The most recent turns stay
+whole; older ones are rendered as short summaries, except errors, which stay whole because they
+say what not to do again. A character budget keeps the prompt bounded however long the run: the
+oldest turns are left out first, and the model is told that they were."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+
+from textreact import grammar
+from textreact.models import Message
+from textreact.steps import Action, Turn
+
+_FIRST_SENTENCE = regex.compile(r"^.{1,400}?(?:[.!?。！？](?=\s|$)|\n|$)", regex.DOTALL)
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """How much of a run's history is sent back to the model."""
+
+    #: The most recent turns, always shown whole.
+    keep_recent: int = 3
+    #: Characters of turn history (after summarising) to aim for; None keeps everything.
+    budget_chars: int | None = 12_000
+    #: Longest summary of an older observation, in characters.
+    summary_chars: int = 160
+
+    def __post_init__(self) -> None:
+        if self.keep_recent < 1:
+            raise ValueError(f"keep_recent must be at least 1, got {self.keep_recent}")
+        if self.budget_chars is not None and self.budget_chars < 1:
+            raise ValueError(f"budget_chars must be positive or None, got {self.budget_chars}")
+
+
+def summarise(text: str, limit: int) -> str:
+    """The first sentence of `text`, at most `limit` characters."""
+    match = _FIRST_SENTENCE.match(text.strip())
+    first = match.group(0).strip() if match else ""
+    if len(first) > limit:
+        first = first[: limit - 1].rstrip() + "…"
+    return first if first == text.strip() else f"{first} …"
+
+
+def turn_messages(turn: Turn, *, whole: bool, config: MemoryConfig, lang: str) -> list[Message]:
+    """One turn as an assistant message and, when the engine answered, a user observation."""
+    if whole or turn.is_error:
+        text, observation = turn.text, turn.observation
+    else:
+        step = turn.step
+        text = grammar.render_step(dataclasses.replace(step, thought=None), lang)
+        if not isinstance(step, Action):  # a final answer is never followed by more turns
+            text = turn.text
+        observation = summarise(turn.observation or "", config.summary_chars)
+    messages: list[Message] = [{"role": "assistant", "content": text}]
+    if observation is not None:
+        messages.append({"role": "user", "content": grammar.render_observation(observation, lang)})
+    return messages
+
+
+def build_messages(
+    opening: Sequence[Message],
+    turns: Sequence[Turn],
+    *,
+    config: MemoryConfig = MemoryConfig(),
+    lang: str = "en",
+) -> list[Message]:
+    """The full message list for the next call: opening, then each turn's messages."""
+    first_recent = max(0, len(turns) - config.keep_recent)
+    rendered = [
+        turn_messages(turn, whole=i >= first_recent, config=config, lang=lang)
+        for i, turn in enumerate(turns)
+    ]
+    left_out = 0
+    if config.budget_chars is not None:
+        size = sum(len(m["content"]) for pair in rendered for m in pair)
+        while left_out < first_recent and size > config.budget_chars:
+            size -= sum(len(m["content"]) for m in rendered[left_out])
+            left_out += 1
+    messages = [dict(m) for m in opening]
+    if left_out:
+        messages[-1]["content"] += (
+            f"\n\n(Steps 1 to {left_out} of this task are left out to save space.)"
+        )
+    for pair in rendered[left_out:]:
+        messages.extend(pair)
+    return messages

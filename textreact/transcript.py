@@ -1,0 +1,49 @@
+"""Turns -> a JSONL file, one line each as it happens, flushed and fsynced, so a crash or a
+Ctrl-C leaves every completed turn on disk, and a normal end adds a last line with the stop
+reason."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+
+class Transcript:
+    """An append-only JSONL transcript; each line has a `type`: start, step or stop."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> Transcript:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w", encoding="utf-8")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        """Append one line and make sure it reached the disk before returning."""
+        if self._file is None:
+            raise RuntimeError("Transcript.write outside `with Transcript(path):`")
+        line = json.dumps({"type": record_type, **fields}, ensure_ascii=False, default=str)
+        self._file.write(line + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+
+def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a transcript, in order."""
+    with Path(path).open(encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
