@@ -1,0 +1,257 @@
+"""The `textreact` command: a thin layer that reads flags and the environment, builds the library
+objects, and prints. The only module that reads environment variables.
+
+Exit codes: 0 an answer was found (or the command succeeded); 1 the run ended without an answer
+(or a fuzz/compare check failed); 2 usage error; 3 the model or its server failed;
+130 interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from textreact.errors import ConfigError, ModelError, TextReactError
+
+EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+#: The model name sent to the embedded server (it answers to any name).
+LOCAL_MODEL_NAME = "smollm2-135m-instruct"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code instead of exiting, for in-process tests."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args, os.environ)
+    except KeyboardInterrupt:
+        print("textreact: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ModelError as exc:
+        print(f"textreact: model error: {exc}", file=sys.stderr)
+        return EXIT_MODEL
+    except (ConfigError, TextReactError, OSError) as exc:
+        print(f"textreact: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="textreact",
+        description="Tool use for any chat model through a plain-text ReAct protocol.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="answer a question with tools")
+    run.add_argument("question")
+    add_model_arguments(run)
+    run.add_argument("--max-steps", type=int, default=8, help="model calls at most (default 8)")
+    run.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
+    run.add_argument("--json", action="store_true", help="print one JSON object, no live steps")
+    run.add_argument("--transcript", type=Path, help="write a JSONL transcript here")
+    run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
+    run.set_defaults(handler=cmd_run)
+
+    parse = commands.add_parser("parse", help="parse a completion (stdin or FILE) to JSON")
+    parse.add_argument("file", nargs="?", type=Path)
+    parse.set_defaults(handler=cmd_parse)
+
+    show = commands.add_parser("prompt", help="print the rendered prompt")
+    show.add_argument("question", nargs="?", default="What is 12 * 7?")
+    show.add_argument("--lang", choices=("en", "zh"), default="en")
+    show.set_defaults(handler=cmd_prompt)
+
+    pull = commands.add_parser("pull", help="fetch the embedded default model (about 100 MB)")
+    pull.set_defaults(handler=cmd_pull)
+
+    fuzz = commands.add_parser("fuzz", help="fuzz a ReAct parser with generated completions")
+    fuzz.add_argument("--parser", default="textreact.parser:parse", help="module:function")
+    fuzz.add_argument("--examples", type=int, default=200, help="examples per family")
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--family", action="append", help="only this family (repeatable)")
+    fuzz.set_defaults(handler=cmd_fuzz)
+
+    compare = commands.add_parser("compare", help="text protocol vs native tool calls")
+    add_model_arguments(compare)
+    from textreact.compare import add_compare_arguments
+
+    add_compare_arguments(compare)
+    compare.set_defaults(handler=cmd_compare)
+    return parser
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "model", "with no base URL (flag or OPENAI_BASE_URL), the embedded local model runs"
+    )
+    group.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
+    group.add_argument("--model", help="model name (env TEXTREACT_MODEL)")
+    group.add_argument("--api-key", help="API key (env OPENAI_API_KEY)")
+    group.add_argument("--gguf", type=Path, help="run this GGUF file in the embedded server")
+    group.add_argument("--max-tokens", type=int, default=512, help="per reply (default 512)")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+
+
+@contextlib.contextmanager
+def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any]:
+    """The model the flags and environment ask for; the embedded server lives as long as this."""
+    from textreact.models.openai_compat import OpenAICompatModel
+
+    base_url = args.base_url or env.get("OPENAI_BASE_URL")
+    options = {"max_tokens": args.max_tokens, "timeout": args.timeout}
+    if base_url:
+        name = args.model or env.get("TEXTREACT_MODEL")
+        if not name:
+            raise ConfigError(
+                "a model name is needed with --base-url: pass --model NAME or set "
+                "TEXTREACT_MODEL (e.g. --model qwen2.5:3b for Ollama)"
+            )
+        api_key = args.api_key or env.get("OPENAI_API_KEY")
+        with OpenAICompatModel(name, base_url, api_key, **options) as model:
+            yield model
+        return
+    from textreact.models import local
+
+    gguf = args.gguf or local.gguf_path(local.default_cache_dir(env))
+    with (
+        local.local_server(gguf) as url,
+        OpenAICompatModel(
+            LOCAL_MODEL_NAME, url, extra_body={"cache_prompt": False}, **options
+        ) as model,
+    ):
+        yield model
+
+
+def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact.agent import Agent
+
+    live = None if args.json else LiveView(sys.stderr, verbose=args.verbose)
+    with open_model(args, env) as model:
+        agent = Agent(model, max_steps=args.max_steps, lang=args.lang, on_event=live)
+        result = agent.run(args.question, transcript=args.transcript)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    elif result.answer is not None:
+        print(result.answer)
+    if result.stop_reason == "interrupted":
+        return EXIT_INTERRUPTED
+    if result.stop_reason == "model_error":
+        if not args.json:
+            print(f"textreact: model error: {result.error}", file=sys.stderr)
+        return EXIT_MODEL
+    return EXIT_OK if result.answer is not None else EXIT_NO_ANSWER
+
+
+class LiveView:
+    """Shows each turn as it happens: colour on a terminal, plain text when piped."""
+
+    def __init__(self, out: IO[str], *, verbose: bool = False) -> None:
+        self.out = out
+        self.verbose = verbose
+        self.colour = out.isatty() and "NO_COLOR" not in os.environ
+
+    def style(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.colour else text
+
+    def __call__(self, event: Any) -> None:
+        if event.kind == "request" and self.verbose:
+            for message in event.messages:
+                self.write(self.style(f"── {message['role']} ──", "2"))
+                self.write(message["content"])
+        elif event.kind == "turn":
+            self.show_turn(event.turn)
+        elif event.kind == "finish":
+            result = event.result
+            usage = result.usage
+            self.write(
+                self.style(
+                    f"stop: {result.stop_reason} · {len(result.steps)} steps · "
+                    f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
+                    f" · {result.seconds:.2f} s",
+                    "2",
+                )
+            )
+
+    def show_turn(self, turn: Any) -> None:
+        head = self.style(f"[{turn.index}]", "1")
+        if turn.thought:
+            self.write(f"{head} {self.style('Thought:', '36')} {turn.thought}")
+            head = " " * len(f"[{turn.index}]")
+        if turn.tool is not None:
+            call = json.dumps(turn.input, ensure_ascii=False)
+            self.write(f"{head} {self.style('Action:', '33')} {turn.tool} {call}")
+        elif turn.step.kind == "final":
+            self.write(f"{head} {self.style('Final Answer:', '32')} {turn.step.answer}")
+        elif turn.step.kind == "error":
+            self.write(f"{head} {self.style('Format error:', '31')} {turn.step.message}")
+        if turn.observation is not None:
+            label = self.style("Observation:", "31" if turn.is_error else "35")
+            tool_s = turn.result.seconds if turn.result is not None else 0.0
+            timing = self.style(f"({turn.model_seconds:.2f} s model, {tool_s:.3f} s tool)", "2")
+            self.write(f"{' ' * len(f'[{turn.index}]')} {label} {turn.observation} {timing}")
+
+    def write(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+def cmd_parse(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact.parser import parse
+    from textreact.steps import step_to_dict
+
+    if args.file is None:
+        text = sys.stdin.read()
+    else:
+        text = args.file.read_text(encoding="utf-8", errors="surrogateescape")
+    print(json.dumps(step_to_dict(parse(text)), ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
+def cmd_prompt(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact import prompt
+    from textreact.tools import builtin_tools
+
+    for message in prompt.opening_messages(args.question, builtin_tools(), lang=args.lang):
+        print(f"### {message['role']}\n{message['content']}\n")
+    return EXIT_OK
+
+
+def cmd_pull(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact.models import local
+
+    path = local.pull(local.default_cache_dir(env), progress=_progress)
+    print(path)
+    return EXIT_OK
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cmd_fuzz(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    try:
+        from textreact.testing import run_fuzz
+    except ImportError as exc:
+        raise ConfigError(
+            f"textreact fuzz needs Hypothesis ({exc}); "
+            "install it with: pip install 'textreact[fuzz]'"
+        ) from exc
+    report = run_fuzz(args.parser, examples=args.examples, seed=args.seed, families=args.family)
+    print(report.render())
+    return EXIT_OK if report.ok else EXIT_NO_ANSWER
+
+
+def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact.compare import compare_command
+
+    with open_model(args, env) as model:
+        return compare_command(args, model)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
