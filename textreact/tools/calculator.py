@@ -1,0 +1,254 @@
+"""The calculator tool's engine: an arithmetic expression -> an exact number, or CalculatorError.
+
+The expression is parsed with `ast` and only an explicit allowlist of node types is evaluated
+(never `eval`). Arithmetic is exact: every literal becomes a `fractions.Fraction` from its
+decimal text, so `0.1 + 0.2` is exactly 3/10 and the result carries no binary-float noise; the
+only inexact step is a fractional power such as `2 ** 0.5`.
+
+Limits, checked in this order so that hostile input is rejected before it costs anything:
+length (200 characters, before `ast.parse`), parenthesis depth (12, before `ast.parse`), AST node
+count (50), AST depth (12), the allowlist, then during evaluation the magnitude of every
+literal, intermediate and final value (|x| <= 1e12), division by zero, and powers (exponent
+|e| <= 100, no complex results).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import operator
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Final
+
+from textreact.errors import CalculatorError
+
+MAX_LENGTH: Final = 200
+MAX_NODES: Final = 50
+MAX_DEPTH: Final = 12
+MAX_MAGNITUDE: Final = 10**12
+MAX_EXPONENT: Final = 100
+#: Exact values whose denominator grows past this many bits are rounded to the nearest float,
+#: so a chain of divisions or powers cannot build huge integers.
+_MAX_DENOMINATOR_BITS: Final = 128
+#: A literal's decimal exponent beyond this is refused before Fraction builds 10**exponent.
+_MAX_LITERAL_EXPONENT: Final = 300
+
+#: What small models write for the operators, mapped to Python's spelling. `^` means power (no
+#: one asks a calculator for XOR); `x` only counts as "times" between two numbers with spaces
+#: on both sides, so `0x1F` stays a (refused) hexadecimal literal.
+_SYMBOLS: Final = str.maketrans(
+    {"×": "*", "÷": "/", "−": "-", "＋": "+", "－": "-", "＊": "*", "／": "/", "（": "(",
+     "）": ")", "＾": "**", "．": ".", "^": "**"}
+    | {chr(0xFF10 + d): str(d) for d in range(10)}
+)  # fmt: skip
+_TIMES_X: Final = re.compile(r"(?<=[\d)])\s+[xX]\s+(?=[\d(])")
+#: Thousands separators: groups of exactly three digits after a comma, e.g. `1,000,000.5`.
+_THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?(\d+))?")
+
+_NAMES: Final[dict[type, str]] = {
+    ast.Name: "names",
+    ast.Call: "function calls",
+    ast.Attribute: "attributes",
+    ast.Subscript: "indexing",
+    ast.Lambda: "lambda",
+    ast.NamedExpr: "assignment (:=)",
+    ast.JoinedStr: "f-strings",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "comprehensions",
+    ast.Compare: "comparisons",
+    ast.BoolOp: "and/or",
+    ast.IfExp: "if/else",
+    ast.Tuple: "commas (thousands separators must be groups of three digits, like 1,000)",
+    ast.List: "lists",
+    ast.Dict: "dicts",
+    ast.Set: "sets",
+    ast.Starred: "*unpacking",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.FloorDiv: "// (floor division)",
+    ast.Mod: "% (modulo)",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^ as XOR",
+    ast.Invert: "~",
+    ast.Not: "not",
+}
+
+
+def _check(value: Fraction) -> Fraction:
+    if abs(value) > MAX_MAGNITUDE:
+        raise CalculatorError(f"a value exceeds the limit of 1e12 in magnitude ({_show(value)})")
+    if value.denominator.bit_length() > _MAX_DENOMINATOR_BITS:
+        return Fraction(float(value))
+    return value
+
+
+def _divide(a: Fraction, b: Fraction) -> Fraction:
+    if b == 0:
+        raise CalculatorError("division by zero")
+    return a / b
+
+
+def _power(base: Fraction, exponent: Fraction) -> Fraction:
+    if abs(exponent) > MAX_EXPONENT:
+        raise CalculatorError(f"exponent {_show(exponent)} is too large (limit {MAX_EXPONENT})")
+    if base == 0 and exponent < 0:
+        raise CalculatorError("division by zero (0 to a negative power)")
+    if base != 0 and float(exponent) * _log10(base) > 12.5:
+        raise CalculatorError(f"{_show(base)} ** {_show(exponent)} exceeds the limit of 1e12")
+    if exponent.denominator != 1:
+        if base < 0:
+            raise CalculatorError("a negative number to a fractional power is not a real number")
+        return Fraction(float(base) ** float(exponent))
+    bits = base.numerator.bit_length() + base.denominator.bit_length()
+    if bits * abs(exponent) > 4 * _MAX_DENOMINATOR_BITS:
+        return Fraction(float(base) ** int(exponent))
+    return base ** int(exponent)
+
+
+_BINARY: Final[dict[type, Callable[[Fraction, Fraction], Fraction]]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: _divide,
+    ast.Pow: _power,
+}
+_UNARY: Final[dict[type, Callable[[Fraction], Fraction]]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+
+
+def _log10(value: Fraction) -> float:
+    """log10 of a nonzero value too large or too small for a float."""
+    return math.log10(abs(value.numerator)) - math.log10(value.denominator)
+
+
+def _show(value: Fraction) -> str:
+    return str(_result(value)) if abs(value) <= 10**15 else f"about 1e{_log10(value):.0f}"
+
+
+def _result(value: Fraction) -> int | float:
+    return value.numerator if value.denominator == 1 else float(value)
+
+
+def _normalise(expression: str) -> str:
+    text = " ".join(expression.translate(_SYMBOLS).split()).rstrip("=").rstrip()
+    text = _TIMES_X.sub(" * ", text)
+    return _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+
+
+def _paren_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
+
+
+def _literal(node: ast.Constant, text: str) -> Fraction:
+    value = node.value
+    if isinstance(value, bool):
+        raise CalculatorError(f"booleans are not allowed ({value})")
+    if not isinstance(value, (int, float)):
+        kind = {str: "strings", bytes: "bytes", complex: "complex numbers"}.get(type(value))
+        raise CalculatorError(f"{kind or type(value).__name__} are not allowed ({value!r:.40})")
+    source = text[node.col_offset : node.end_col_offset]
+    match = _DECIMAL.fullmatch(source)
+    if match is None:
+        raise CalculatorError(f"only plain decimal numbers are allowed, not {source!r}")
+    if match.group(1) and int(match.group(1)) > _MAX_LITERAL_EXPONENT:
+        raise CalculatorError(f"the number {source} is out of range")
+    return _check(Fraction(source))
+
+
+def _structure(tree: ast.Expression) -> None:
+    """Node count, then depth and allowlist, before anything is evaluated."""
+    expressions = (node for node in ast.walk(tree.body) if isinstance(node, ast.expr))
+    if sum(1 for _ in itertools.islice(expressions, MAX_NODES + 1)) > MAX_NODES:
+        raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
+    stack: list[tuple[ast.AST, int]] = [(tree.body, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
+        if isinstance(node, ast.BinOp):
+            _allowed(node.op, _BINARY)
+        elif isinstance(node, ast.UnaryOp):
+            _allowed(node.op, _UNARY)
+        elif not isinstance(node, ast.Constant):
+            _allowed(node, {})
+        children = ast.iter_child_nodes(node)
+        stack.extend((child, depth + 1) for child in children if not isinstance(child, _OPS))
+
+
+_OPS: Final = (ast.operator, ast.unaryop, ast.expr_context)
+
+
+def _allowed(node: ast.AST, table: dict) -> None:
+    if type(node) not in table:
+        name = _NAMES.get(type(node), type(node).__name__)
+        if isinstance(node, ast.Name):
+            name = f"names ({node.id!r})"
+        raise CalculatorError(f"{name} not allowed: use numbers, + - * / ** (or ^) and parentheses")
+
+
+def _evaluate(node: ast.expr, text: str) -> Fraction:
+    if isinstance(node, ast.Constant):
+        return _literal(node, text)
+    if isinstance(node, ast.UnaryOp):
+        return _check(_UNARY[type(node.op)](_evaluate(node.operand, text)))
+    assert isinstance(node, ast.BinOp)  # guaranteed by _structure
+    left, right = _evaluate(node.left, text), _evaluate(node.right, text)
+    return _check(_BINARY[type(node.op)](left, right))
+
+
+def evaluate(expression: str) -> int | float:
+    """Evaluate an arithmetic expression exactly; raise CalculatorError naming what was refused.
+
+    Accepted: decimal numbers (`12`, `1.5`, `.5`, `2e3`), unary `+ -`, binary `+ - * /`, powers
+    (`**` or `^`, exponent at most 100 in magnitude), parentheses. Also accepted because they are
+    unambiguous: surrounding whitespace and a trailing `=`; `×`, `÷`, `−` and full-width forms;
+    `15 x 37` (an `x` between numbers with spaces on both sides); thousands separators in groups
+    of exactly three digits (`1,000 + 2` is 1002; note that this reads `1,234` the English way,
+    not as the European decimal 1.234; `1,5` is refused).
+    Refused: names, calls, attributes, `//`, `%`, comparisons, strings, booleans, complex,
+    hexadecimal/underscored literals, anything else.
+
+    Returns an int when the exact result is whole (`6/3` -> 2, `2.5*2` -> 5), else the float
+    nearest the exact result, so the caller never sees noise such as 0.30000000000000004.
+    """
+    if not isinstance(expression, str):
+        raise TypeError(f"evaluate() takes a str, not {type(expression).__name__}")
+    text = expression.strip()
+    if len(text) > MAX_LENGTH:
+        raise CalculatorError(
+            f"the expression is {len(text)} characters long; the limit is {MAX_LENGTH}"
+        )
+    text = _normalise(text)
+    if not text:
+        raise CalculatorError("the expression is empty: write one, like 2 * (3 + 4)")
+    if not text.isprintable() or not text.isascii():
+        bad = next(c for c in text if not (c.isprintable() and c.isascii()))
+        raise CalculatorError(f"the character {bad!r} is not allowed")
+    if _paren_depth(text) > MAX_DEPTH:
+        raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        raise CalculatorError(f"not a valid arithmetic expression ({reason}): {text!r}") from None
+    _structure(tree)
+    return _result(_evaluate(tree.body, text))
