@@ -17,7 +17,7 @@ from textreact import grammar
 from textreact.models import Message
 from textreact.steps import Action, Turn
 
-_FIRST_SENTENCE = regex.compile(r"^.{1,400}?(?:[.!?。！？](?=\s|$)|\n|$)", regex.DOTALL)
+_SENTENCE_END = regex.compile(r"[.!?。！？](?=\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,10 @@ class MemoryConfig:
 
 def summarise(text: str, limit: int) -> str:
     """The first sentence of `text`, at most `limit` characters."""
-    match = _FIRST_SENTENCE.match(text.strip())
-    first = match.group(0).strip() if match else ""
-    if len(first) > limit:
-        first = first[: limit - 1].rstrip() + "…"
-    return first if first == text.strip() else f"{first} …"
+    text = text.strip()
+    end = _SENTENCE_END.search(text, 0, limit)
+    first = text[: end.end()].rstrip() if end else text[:limit]
+    return first if first == text else f"{first} …"
 
 
 def turn_messages(turn: Turn, *, whole: bool, config: MemoryConfig, lang: str) -> list[Message]:

@@ -50,6 +50,8 @@ def format_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "\n".join(f"{i}. {_record(item)}" for i, item in enumerate(value, 1))
     if isinstance(value, dict):
+        if not value:
+            return ""
         return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return "" if value is None else str(value)
 
