@@ -1,0 +1,223 @@
+"""Action Input text -> JSON value: strict JSON first, then a short chain of named repairs for
+what models actually write (fences, prose around the object, trailing commas, Python literals,
+unquoted keys, a cut-off tail). The parser and `Tool.parse_arguments` both use it, and each
+repair is reported by name so a transcript shows what was fixed.
+
+Nothing here evaluates code: Python-style strings are read one token at a time with
+`ast.literal_eval`, after the whole text has been size-bounded and depth-checked."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import NamedTuple
+
+#: Deeper nesting than this is refused before any decoder sees it: arguments are never this deep,
+#: and the stdlib decoders recurse.
+MAX_DEPTH = 64
+
+
+class JsonishError(ValueError):
+    """The text is not JSON-like, or it could be repaired in more than one way."""
+
+
+class Decoded(NamedTuple):
+    """A decoded value, the repairs that made it decodable, and where it ended in the text."""
+
+    value: object
+    repairs: tuple[str, ...]
+    #: Index in the text just past the value (past the closing fence when it was fenced).
+    end: int
+
+
+_FENCE = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+_OPENERS = re.compile(r"[{\[]")
+#: One token of JSON-like text. Strings are closed or run to the end (a truncated text); a word
+#: followed by a colon is an unquoted key; a comma before a closer is a trailing comma.
+_TOKEN = re.compile(
+    r"""
+      (?P<dq>"[^"\\]*(?:\\.[^"\\]*)*\\?(?:"|\Z))
+    | (?P<sq>'[^'\\]*(?:\\.[^'\\]*)*\\?(?:'|\Z))
+    | (?P<key>[A-Za-z_$][\w$-]*(?=[ \t\r\n]*:))
+    | (?P<word>[A-Za-z_$][\w$.+-]*)
+    | (?P<comma>,(?=[ \t\r\n]*[}\]]))
+    | (?P<open>[{\[])
+    | (?P<close>[}\]])
+    | (?P<other>[^"'A-Za-z_${}\[\],]+|[\s\S])
+    """,
+    re.DOTALL | re.VERBOSE,
+)
+_PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}
+_CLOSERS = {"{": "}", "[": "]"}
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def _reject_constant(name: str) -> object:
+    raise JsonishError(f"{name} is not a JSON number: send a finite number or a string instead")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JsonishError(f"{text} overflows to infinity: send a smaller number or a string")
+    return value
+
+
+def _strict(text: str, *, allow_control: bool = False) -> object:
+    return json.loads(
+        text,
+        strict=not allow_control,
+        parse_constant=_reject_constant,
+        parse_float=_finite_float,
+    )
+
+
+def loads(text: str, *, max_chars: int = 20_000) -> tuple[object, tuple[str, ...]]:
+    """Parse JSON-like text leniently; return (value, names of repairs applied).
+
+    Raises JsonishError (a ValueError) when the text is not JSON-like, is longer than
+    `max_chars`, or could be repaired in more than one way; never anything else for a `str`."""
+    decoded = decode(text, max_chars=max_chars)
+    return decoded.value, decoded.repairs
+
+
+def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
+    """`loads`, also telling where the value ended, so a caller can cut what follows it."""
+    if len(text) > max_chars:
+        raise JsonishError(
+            f"the text is {len(text)} characters long; at most {max_chars} are parsed as JSON"
+        )
+    stripped = text.strip()
+    if not stripped:
+        raise JsonishError("the text is empty: send {} for no arguments")
+    try:
+        return Decoded(_strict(stripped), (), len(text.rstrip()))
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return _repair(text)
+    except (RecursionError, MemoryError) as exc:
+        raise JsonishError(f"the text could not be parsed as JSON ({type(exc).__name__})") from None
+
+
+def _repair(text: str) -> Decoded:
+    repairs: list[str] = []
+    body_start, body_end = 0, len(text)
+    fence = _FENCE.search(text)
+    if fence and _OPENERS.search(fence.group(1)):
+        repairs.append("code_fence")
+        body_start, body_end = fence.start(1), fence.end(1)
+    opener = _OPENERS.search(text, body_start, body_end)
+    if opener is None:
+        raise JsonishError("no JSON object or array found")
+    start = opener.start()
+    rewritten, end, fixes = _rewrite(text, start, body_end)
+    repairs.extend(fixes)
+    try:
+        value = _strict(rewritten, allow_control=True)
+    except JsonishError:
+        raise
+    except ValueError as exc:
+        if text[body_start:start].strip():
+            raise JsonishError("the text is prose, not a JSON object") from None
+        raise JsonishError(f"not valid JSON even after repairs: {exc}") from None
+    if "code_fence" in repairs:
+        after = fence.end()
+        leading = text[: fence.start()] + text[body_start:start]
+        trailing = text[end:body_end] + text[after:]
+    else:
+        after = end
+        leading, trailing = text[:start], text[end:]
+    if leading.strip():
+        if not isinstance(value, dict) or "truncated" in repairs:
+            raise JsonishError("the text is prose, not a JSON object")
+        repairs.append("leading_text")
+    if trailing.strip():
+        repairs.append("trailing_text")
+    if "truncated" in repairs and not value:
+        raise JsonishError("the text was cut off before any argument was complete")
+    return Decoded(value, tuple(repairs), after)
+
+
+def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
+    """Rewrite the value starting at `start` into strict JSON; return it, its end, the repairs."""
+    out: list[str] = []
+    repairs: list[str] = []
+    stack: list[str] = []
+    last = ""
+    pos = start
+    while pos < stop:
+        token = _TOKEN.match(text, pos, stop)  # never None: `other` takes any character
+        kind, piece, pos = token.lastgroup, token.group(), token.end()
+        if kind == "dq":
+            if _CONTROL.search(piece):
+                _note(repairs, "control_characters")
+            piece = _close_string(piece, '"', repairs)
+        elif kind == "sq":
+            piece = _python_string(piece, repairs)
+        elif kind == "key":
+            piece = json.dumps(piece)
+            _note(repairs, "unquoted_keys")
+        elif kind == "word" and piece in _PYTHON_WORDS:
+            piece = _PYTHON_WORDS[piece]
+            _note(repairs, "python_literal")
+        elif kind == "comma":
+            piece = ""
+            _note(repairs, "trailing_comma")
+        elif kind == "open":
+            stack.append(piece)
+            if len(stack) > MAX_DEPTH:
+                raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
+        elif kind == "close" and (not stack or _CLOSERS[stack.pop()] != piece):
+            raise JsonishError(f"unbalanced {piece!r} at character {token.start()}")
+        out.append(piece)
+        if kind != "other" or piece.strip():
+            last = kind or ""
+        if not stack:
+            return "".join(out), pos, repairs
+    return _close_truncated(out, stack, last, repairs), pos, repairs
+
+
+def _close_truncated(out: list[str], stack: list[str], last: str, repairs: list[str]) -> str:
+    """Close a value cut off by a token limit, when only one completion is possible."""
+    body = "".join(out).rstrip()
+    if body.endswith(","):
+        body = body[:-1]
+    elif last not in ("dq", "sq", "close", "open", "word") or body.endswith(":"):
+        raise JsonishError("the JSON is cut off in a place where its value cannot be known")
+    _note(repairs, "truncated")
+    return body + "".join(_CLOSERS[opener] for opener in reversed(stack))
+
+
+def _python_string(piece: str, repairs: list[str]) -> str:
+    piece = _close_string(piece, "'", repairs)
+    try:
+        value = ast.literal_eval(piece)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise JsonishError(f"cannot read the quoted string {piece[:40]!r}") from None
+    if not isinstance(value, str):
+        raise JsonishError(f"cannot read the quoted string {piece[:40]!r}")
+    _note(repairs, "single_quotes")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _close_string(piece: str, quote: str, repairs: list[str]) -> str:
+    """A string token as is when it is closed; closed when a token limit cut it off."""
+    closed = len(piece) > 1 and piece.endswith(quote)
+    body = piece[:-1] if closed else piece
+    if _odd_backslashes(body):  # the last quote is escaped, or a lone backslash ends the text
+        body, closed = body[:-1], False
+    if closed:
+        return piece
+    _note(repairs, "truncated")
+    return body + quote
+
+
+def _odd_backslashes(text: str) -> bool:
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
+
+
+def _note(repairs: list[str], name: str) -> None:
+    if name not in repairs:
+        repairs.append(name)
