@@ -1,0 +1,101 @@
+"""The fact lookup tool's engine: a question -> a short, number-first answer from a bundled table.
+
+The table (`facts.json`, inside the package) is read once, on the first lookup, through
+importlib.resources so that it works from a wheel. Matching is exact on meaning-bearing words,
+never fuzzy: "population of Taipei", "Taipei population", "What is the population of Taipei?"
+and "台北人口" all reduce to the same key, while "population density of Taipei" does not match
+(a wrong number is worse than a miss). A miss returns `unknown: ...` with the closest known
+queries, so the model can ask again with one of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+import unicodedata
+from importlib import resources
+from typing import Final
+
+#: Words that carry no meaning for the lookup (dropped), and spellings mapped to one word.
+_STOPWORDS: Final = frozenset({
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "is", "are", "was", "were", "be",
+    "been", "what", "whats", "which", "who", "when", "how", "many", "much", "does", "do", "did",
+    "tell", "me", "please", "give", "find", "look", "up", "current", "currently", "city",
+    "approximately", "about", "total", "number", "value", "there", "live", "lives", "living",
+    "exactly", "one", "1", "s",
+})  # fmt: skip
+_SYNONYMS: Final = {
+    "people": "population", "inhabitants": "population", "residents": "population",
+    "tall": "height", "high": "height", "elevation": "height", "mt": "mount", "fast": "speed",
+    "kilometers": "km", "kilometres": "km", "centimeters": "cm", "centimetres": "cm",
+    "meters": "m", "metres": "m", "kilograms": "kg",
+}  # fmt: skip
+#: Chinese question phrasings mapped to the noun the table uses, then particles dropped.
+_ZH_PHRASES: Final = (
+    ("有多少人", "人口"), ("多少人", "人口"), ("有多高", "高度"), ("多高", "高度"),
+    ("是哪里", ""), ("在哪里", ""), ("是多少", ""), ("是什么", ""), ("多少", ""), ("请问", ""),
+)  # fmt: skip
+_ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
+_TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
+_SUGGESTIONS: Final = 3
+
+
+def _key(query: str) -> frozenset[str]:
+    """The meaning-bearing words of a query, order-free: the same for every phrasing."""
+    text = unicodedata.normalize("NFKC", query).casefold().replace("'s", " ")
+    for phrase, noun in _ZH_PHRASES:
+        text = text.replace(phrase, noun)
+    words = (_SYNONYMS.get(w, w) for w in _TOKEN.findall(text.translate(_ZH_PARTICLES)))
+    return frozenset(w for w in words if w not in _STOPWORDS)
+
+
+@functools.cache
+def _table() -> tuple[dict[frozenset[str], str], tuple[tuple[str, frozenset[str]], ...]]:
+    """(key -> answer, every known query with its key); built once, on first use."""
+    data = json.loads(resources.files(__package__).joinpath("facts.json").read_text("utf-8"))
+    answers: dict[frozenset[str], str] = {}
+    queries: list[tuple[str, frozenset[str]]] = []
+    for fact in data["facts"]:
+        answer = f"{fact['value']} ({fact['about']})"
+        for query in fact["queries"]:
+            key = _key(query)
+            if answers.setdefault(key, answer) != answer:
+                raise ValueError(f"facts.json: {query!r} matches two different facts")
+            queries.append((query, key))
+    return answers, tuple(queries)
+
+
+def _closeness(key: frozenset[str], other: frozenset[str]) -> float:
+    overlap = len(key & other) / len(key | other)
+    spelling = difflib.SequenceMatcher(None, " ".join(sorted(key)), " ".join(sorted(other)))
+    return overlap + spelling.ratio()
+
+
+def lookup_fact(query: str) -> str:
+    """Answer a factual question from the bundled table, e.g. "population of Taipei".
+
+    A hit returns the value first, then what it is and when, e.g.
+    "2602000 (population of Taipei, 2020)" or "299792458 m/s (speed of light in vacuum, exact)";
+    the leading number parses with a plain `float(answer.split()[0])`.
+    A miss returns "unknown: ..." naming the closest known queries (one per fact).
+    """
+    answers, queries = _table()
+    key = _key(query)
+    if key in answers:
+        return answers[key]
+    ranked = sorted(queries, key=lambda item: _closeness(key, item[1]), reverse=True)
+    suggestions: list[str] = []
+    seen: set[str] = set()
+    for text, other in ranked:
+        if answers[other] not in seen:
+            seen.add(answers[other])
+            suggestions.append(f'"{text}"')
+        if len(suggestions) == _SUGGESTIONS:
+            break
+    shown = " ".join(query.split())[:80]
+    return (
+        f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
+        " Ask again with one of them, or answer without this fact."
+    )
