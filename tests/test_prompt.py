@@ -1,0 +1,89 @@
+"""The system prompt and the worked example: rendered from prompts/, keywords from grammar."""
+
+from __future__ import annotations
+
+import pytest
+
+from textreact import grammar, prompt, tool
+from textreact.errors import ConfigError
+from textreact.parser import parse
+from textreact.tools import builtin_tools
+
+
+@pytest.mark.parametrize("lang", grammar.LANGUAGES)
+def test_system_prompt_has_tools_and_format_in_the_grammar_of_its_language(lang):
+    tools = builtin_tools()
+    text = prompt.system_prompt(tools, lang)
+    tools_part = text.split("<tools>")[1].split("</tools>")[0]
+    format_part = text.split("<format>")[1].split("</format>")[0]
+    for t in tools:
+        assert t.name in tools_part
+    for keyword in grammar.KEYWORDS:
+        assert grammar.label(keyword, lang) in format_part
+    assert "$" not in text
+
+
+@pytest.mark.parametrize("lang", grammar.LANGUAGES)
+def test_worked_example_parses_with_our_own_parser(lang):
+    messages = prompt.example_messages(builtin_tools(), lang)
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    steps = [parse(m["content"]) for m in messages[1::2]]
+    assert [s.kind for s in steps] == ["action", "action", "final"]
+    assert [s.tool for s in steps[:2]] == ["lookup_fact", "calculator"]
+    assert all(isinstance(s.input, dict) for s in steps[:2])
+    for observation in messages[2::2]:
+        assert observation["content"].startswith(grammar.label(grammar.OBSERVATION, lang))
+
+
+def test_opening_is_system_example_question():
+    messages = prompt.opening_messages("What is 2+2?", builtin_tools())
+    assert messages[0]["role"] == "system"
+    assert messages[-1] == {"role": "user", "content": "What is 2+2?"}
+    assert len(messages) == 8
+
+
+def test_example_is_left_out_when_its_tools_are_not_offered():
+    only = [t for t in builtin_tools() if t.name == "calculator"]
+    assert prompt.example_messages(only) == []
+    own = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Final Answer: hi"}]
+    assert prompt.opening_messages("q", only, examples=own)[1:3] == own
+
+
+def test_a_missing_slot_is_an_error_not_a_blank():
+    with pytest.raises(ConfigError, match=r"\$format"):
+        prompt.fill("<tools>$tools</tools> $format", {"tools": "x"}, name="t.md")
+    with pytest.raises(ConfigError, match="malformed"):
+        prompt.fill("costs 5$", {}, name="t.md")
+
+
+def test_unknown_language_and_missing_template_are_config_errors():
+    with pytest.raises(ConfigError, match="language"):
+        prompt.load_template("system.md", "fr")
+    with pytest.raises(ConfigError, match=r"nope\.md"):
+        prompt.load_template("nope.md")
+
+
+def test_exchange_text_must_use_known_roles():
+    with pytest.raises(ConfigError, match="must start"):
+        prompt.parse_exchange("hello\n### user\nhi")
+    assert prompt.parse_exchange("### user\nhi\n### assistant\nho") == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "ho"},
+    ]
+
+
+def test_user_tools_render_without_the_bundled_example():
+    @tool
+    def ping(host: str) -> str:
+        """Use this to check whether a host is up.
+
+        Args:
+            host: the host name
+        """
+        return "up"
+
+    messages = prompt.opening_messages("Is example.org up?", [ping])
+    assert len(messages) == 2
+    system = messages[0]["content"]
+    assert "ping" in system.split("<tools>")[1] and "whether a host is up" in system
+    assert "Action Input: the tool's arguments as one JSON object, e.g. {" in system
