@@ -1,0 +1,123 @@
+"""The command line, in-process through `main(argv)`, against a loopback fake server; one smoke
+test runs the installed console script."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from fakeserver import FakeServer, Reply, chat_completion
+
+from textreact.cli import EXIT_MODEL, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE, main
+
+CALL = 'Thought: multiply\nAction: calculator\nAction Input: {"expression": "15 * 37"}'
+ANSWER = "Thought: I now know the answer.\nFinal Answer: 555"
+
+
+def test_run_against_an_openai_compatible_server_prints_the_answer(capsys):
+    replies = [Reply(body=chat_completion(CALL)), Reply(body=chat_completion(ANSWER))]
+    with FakeServer(replies) as server:
+        code = main(["run", "What is 15*37?", "--base-url", server.base_url, "--model", "m"])
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK
+    assert out.strip() == "555"
+    assert "Action: calculator" in err and "Observation: 555" in err and "final_answer" in err
+    second = server.posts[1].body
+    assert second["model"] == "m"
+    assert second["messages"][-1] == {"role": "user", "content": "Observation: 555"}
+    assert "\nObservation:" in second["stop"]
+
+
+def test_run_json_prints_one_object_with_the_documented_fields(capsys, tmp_path):
+    replies = [Reply(body=chat_completion(CALL)), Reply(body=chat_completion(ANSWER))]
+    transcript = tmp_path / "t.jsonl"
+    with FakeServer(replies) as server:
+        argv = ["run", "q", "--base-url", server.base_url, "--model", "m", "--json"]
+        code = main([*argv, "--transcript", str(transcript)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == EXIT_OK
+    assert data["answer"] == "555" and data["stop_reason"] == "final_answer"
+    step = data["steps"][0]
+    assert {"thought", "tool", "input", "observation", "is_error"} <= set(step)
+    assert step["tool"] == "calculator" and step["input"] == {"expression": "15 * 37"}
+    assert data["usage"]["prompt_tokens"] == 22
+    lines = transcript.read_text().splitlines()
+    assert json.loads(lines[-1])["stop_reason"] == "final_answer"
+
+
+def test_run_reads_the_environment(capsys, monkeypatch):
+    replies = [Reply(body=chat_completion(ANSWER))]
+    with FakeServer(replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("TEXTREACT_MODEL", "env-model")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+        code = main(["run", "q"])
+    assert code == EXIT_OK
+    request = server.posts[0]
+    assert request.body["model"] == "env-model"
+    assert request.headers.get("Authorization") == "Bearer sk-env"
+
+
+def test_run_without_an_answer_exits_1(capsys):
+    replies = [Reply(body=chat_completion("hmm")) for _ in range(3)]
+    with FakeServer(replies) as server:
+        code = main(["run", "q", "--base-url", server.base_url, "--model", "m"])
+    assert code == EXIT_NO_ANSWER
+
+
+def test_base_url_without_model_is_a_usage_error(capsys, monkeypatch):
+    monkeypatch.delenv("TEXTREACT_MODEL", raising=False)
+    code = main(["run", "q", "--base-url", "http://127.0.0.1:9/v1"])
+    assert code == EXIT_USAGE
+    assert "--model" in capsys.readouterr().err
+
+
+def test_unreachable_server_is_a_model_error(capsys):
+    code = main(
+        ["run", "q", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "2"]
+    )
+    assert code == EXIT_MODEL
+    assert "cannot reach" in capsys.readouterr().err
+
+
+def test_parse_reads_stdin_and_prints_the_step(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(CALL + "\nObservation: 999"))
+    assert main(["parse"]) == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "action" and data["tool"] == "calculator"
+    assert data["input"] == {"expression": "15 * 37"}
+    assert data["discarded_text"].lstrip().startswith("Observation")
+
+
+def test_parse_reads_a_file(capsys, tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text(ANSWER, encoding="utf-8")
+    assert main(["parse", str(path)]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["answer"] == "555"
+
+
+def test_parse_of_a_missing_file_is_a_usage_error(capsys, tmp_path):
+    assert main(["parse", str(tmp_path / "nope.txt")]) == EXIT_USAGE
+    assert "nope.txt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_prompt_prints_the_opening_messages(capsys, lang):
+    assert main(["prompt", "Q?", "--lang", lang]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("### system\n") and "<tools>" in out and out.rstrip().endswith("Q?")
+
+
+def test_console_script_smoke():
+    exe = shutil.which("textreact")
+    if exe is None:
+        pytest.skip("the textreact console script is not installed (pip install -e '.[test]')")
+    done = subprocess.run(
+        [exe, "parse"], input=ANSWER, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kind"] == "final"
