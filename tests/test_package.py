@@ -1,0 +1,56 @@
+"""The package as users get it: the public surface, a light import, and a wheel that carries its
+prompt templates and data (so it works from a normal install, not only an editable one)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+import textreact
+
+
+def test_all_is_sorted_and_every_name_resolves():
+    assert textreact.__all__ == sorted(textreact.__all__)
+    for name in textreact.__all__:
+        assert getattr(textreact, name) is not None, name
+
+
+def test_import_is_light():
+    code = (
+        "import sys, textreact; heavy = [m for m in ('openai', 'pydantic', 'hypothesis', 'httpx')"
+        " if m in sys.modules]; print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_wheel_ships_prompts_and_data_and_works_from_a_plain_install(tmp_path):
+    pytest.importorskip("hatchling", reason="building the wheel needs hatchling (test extra)")
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    build = [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation"]
+    subprocess.run([*build, "-w", str(tmp_path), "-q"], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("textreact-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("system.md", "format.md", "example.md", "zh/system.md", "zh/example.md"):
+        assert f"textreact/prompts/{name}" in names
+    assert "textreact/tools/facts.json" in names
+    target = tmp_path / "site"
+    install = [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target)]
+    subprocess.run([*install, str(wheel)], check=True, capture_output=True)
+    code = (
+        "import json, textreact, textreact.prompt as p; from textreact.tools import builtin_tools;"
+        "m = p.opening_messages('q', builtin_tools(), lang='zh');"
+        "print(json.dumps([textreact.__file__, len(m), m[0]['content'][:40]]))"
+    )
+    env = {"PYTHONPATH": str(target), "PATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    location, count, start = json.loads(done.stdout)
+    assert location.startswith(str(target))
+    assert count == 8 and start.startswith("你是")
