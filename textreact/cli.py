@@ -20,10 +20,6 @@ from textreact.errors import ConfigError, ModelError, TextReactError
 
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-#: The model name sent to the embedded server (it answers to any name).
-LOCAL_MODEL_NAME = "smollm2-135m-instruct"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting, for in-process tests."""
     parser = build_parser()
@@ -119,12 +115,7 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
     from textreact.models import local
 
     gguf = args.gguf or local.gguf_path(local.default_cache_dir(env))
-    with (
-        local.local_server(gguf) as url,
-        OpenAICompatModel(
-            LOCAL_MODEL_NAME, url, extra_body={"cache_prompt": False}, **options
-        ) as model,
-    ):
+    with local.local_model(gguf, **options) as model:
         yield model
 
 
