@@ -1,0 +1,23 @@
+"""Text protocol vs native tool calling, side by side: a task suite (or BFCL entries) run through
+both against the same model, measured the same way, and reported.
+
+`suite` (tasks and scoring) -> `runner` (runs and measures) -> `report` (summaries, table, JSON,
+Markdown, chart, transcripts); `bfcl` loads and scores BFCL single-call entries; `cli` holds the
+flags of `textreact compare`. Importing this package stays cheap: the runner, which pulls in the
+model clients, loads on first use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textreact.compare.cli import add_compare_arguments, compare_command
+
+__all__ = ["Report", "add_compare_arguments", "compare_command", "run_compare"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Report", "run_compare"):
+        from textreact.compare import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

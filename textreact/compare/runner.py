@@ -1,0 +1,189 @@
+"""Tasks × protocols × repeats -> outcomes: runs each task through each protocol against the same
+model, in parallel threads when asked, and measures every run the same way for both protocols.
+
+A run's measures come from its `Result` alone (`measure`), so the text and native loops are
+compared on exactly the same arithmetic."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from textreact import grammar
+from textreact.agent import Agent, Result
+from textreact.compare.bfcl import Check, Entry, check_call
+from textreact.compare.suite import Task, is_correct
+from textreact.errors import ConfigError
+from textreact.native import NativeAgent, capability
+from textreact.steps import Action, FormatError
+from textreact.tools import Tool, ToolBox
+
+PROTOCOLS = ("text", "native")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run of one task through one protocol, measured."""
+
+    task: str
+    protocol: str
+    repeat: int
+    #: Right answer (or, for BFCL, a valid first call) after a final answer.
+    success: bool
+    #: Right answer, but from the best-effort request at the step limit.
+    best_effort_correct: bool
+    result: Result
+    measures: dict[str, Any]
+    #: BFCL only: the first call made ({"tool", "arguments"}) and the checker's verdict.
+    call: dict[str, Any] | None = None
+    check: Check | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a comparison produced; rendered by `textreact.compare.report`."""
+
+    protocols: tuple[str, ...]
+    tasks: tuple[Task | Entry, ...]
+    outcomes: tuple[Outcome, ...]
+    repeat: int
+    concurrency: int
+    seconds: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def measure(result: Result) -> dict[str, Any]:
+    """The counts a comparison reports for one run, the same for both protocols."""
+    turns = result.steps
+    return {
+        "stop_reason": result.stop_reason,
+        "steps": len(turns),
+        "tool_calls": sum(isinstance(t.step, Action) for t in turns),
+        "tool_errors": sum(t.result is not None and t.result.is_error for t in turns),
+        "format_errors": sum(isinstance(t.step, FormatError) for t in turns),
+        "repairs": sum(len(t.repairs) for t in turns),
+        "hallucinations_cut": sum(_cut_observation(t.step.discarded_text) for t in turns),
+        "truncated": sum(t.note == "truncated" for t in turns),
+        "calls_as_text": sum(t.note == "call_as_text" for t in turns),
+        "prompt_tokens": result.usage.prompt_tokens,
+        "completion_tokens": result.usage.completion_tokens,
+        "seconds": result.seconds,
+    }
+
+
+def _cut_observation(discarded: str) -> bool:
+    return any(m.lastgroup == grammar.OBSERVATION for m in grammar.KEYWORD_LINE.finditer(discarded))
+
+
+def run_task(model: Any, task: Task, protocol: str, *, max_steps: int = 8) -> Result:
+    """One task through one protocol with the built-in tools."""
+    if protocol == "text":
+        return Agent(model, max_steps=max_steps, lang=task.lang).run(task.question)
+    return NativeAgent(model, max_steps=max_steps).run(task.question)
+
+
+def _recorder(name: str) -> Callable[..., str]:
+    def record(**arguments: Any) -> str:
+        return f"{name} was called (not executed: only the first call is scored)"
+
+    return record
+
+
+def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str, Any] | None]:
+    """One BFCL entry through one protocol: its functions offered as tools, one model call, and
+    the first call it made (tool named as in BFCL's file, arguments as the model wrote them)."""
+    tools = [
+        Tool.from_schema(
+            f["name"], f.get("description", ""), f["parameters"], fn=_recorder(f["name"])
+        )
+        for f in entry.functions
+    ]
+    if protocol == "text":
+        result = Agent(model, tools, max_steps=1, best_effort=False).run(entry.question)
+    else:
+        result = NativeAgent(model, tools, max_steps=1, best_effort=False).run(entry.question)
+    action = next((t for t in result.steps if isinstance(t.step, Action)), None)
+    if action is None:
+        return result, None
+    tool = ToolBox(tools).resolve(action.step.tool)
+    name = entry.functions[tools.index(tool)]["name"] if tool is not None else action.step.tool
+    return result, {"tool": name, "arguments": action.step.input}
+
+
+def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int) -> Outcome:
+    if isinstance(item, Entry):
+        result, call = run_entry(model, item, protocol)
+        check = check_call(item, call and call["tool"], call and call["arguments"])
+        return Outcome(
+            item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
+        )
+    result = run_task(model, item, protocol, max_steps=max_steps)
+    correct = is_correct(item, result.answer)
+    final = result.stop_reason == "final_answer"
+    return Outcome(
+        item.id,
+        protocol,
+        repeat,
+        correct and final,
+        correct and result.best_effort,
+        result,
+        measure(result),
+    )
+
+
+def run_compare(
+    model: Any,
+    tasks: Sequence[Task | Entry],
+    *,
+    protocols: Sequence[str] = PROTOCOLS,
+    repeat: int = 1,
+    concurrency: int = 1,
+    max_steps: int = 8,
+    on_outcome: Callable[[Outcome, int, int], None] | None = None,
+) -> Report:
+    """Run every task through every protocol `repeat` times; `on_outcome(outcome, done, total)`
+    is told as each run ends (from worker threads, one at a time)."""
+    unknown = [p for p in protocols if p not in PROTOCOLS]
+    if unknown or not protocols:
+        raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
+    if repeat < 1 or concurrency < 1 or max_steps < 1:
+        raise ConfigError(
+            f"repeat, concurrency and max_steps must be >= 1, got {repeat}, {concurrency}, "
+            f"{max_steps}"
+        )
+    jobs = [(item, p, r) for r in range(repeat) for item in tasks for p in protocols]
+    outcomes: list[Outcome] = []
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(_one, model, item, p, r, max_steps) for item, p, r in jobs]
+        try:
+            for future in as_completed(futures):
+                outcomes.append(future.result())
+                if on_outcome is not None:
+                    on_outcome(outcomes[-1], len(outcomes), len(jobs))
+        except KeyboardInterrupt:
+            for future in futures:
+                future.cancel()
+            raise
+    order = {(item.id, p, r): i for i, (item, p, r) in enumerate(jobs)}
+    outcomes.sort(key=lambda o: order[(o.task, o.protocol, o.repeat)])
+    return Report(
+        protocols=tuple(protocols),
+        tasks=tuple(tasks),
+        outcomes=tuple(outcomes),
+        repeat=repeat,
+        concurrency=concurrency,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def native_support(outcomes: Sequence[Outcome]) -> str:
+    """What the native runs show about the server: supported, rejected, as_text or ignored."""
+    seen = {capability(o.result) for o in outcomes if o.protocol == "native"}
+    for verdict in ("supported", "rejected", "as_text"):
+        if verdict in seen:
+            return verdict
+    return "ignored"

@@ -1,0 +1,143 @@
+"""Task suites for `textreact compare`: JSONL tasks in, and a scorer that says whether an answer
+is right.
+
+One task a line: `{"id", "question", "answer": number, "tolerance": relative, "pattern": regex,
+"tags": [...], "lang": "en" | "zh"}`. An answer is right when a number written in it is within
+the relative tolerance of `answer` (thousands separators, `2.6 million` and `260.2万` are read),
+or when `pattern` matches it; a task may give either or both."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from textreact.errors import ConfigError
+
+DEFAULT_TOLERANCE = 1e-3
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-−])?(?P<digits>\d{1,3}(?:[,，  ]\d{3})+|\d+)(?P<frac>\.\d+)?"
+    r"(?:[eE](?P<exp>[-+]?\d+))?"
+    r"(?:\s*(?P<scale>thousand|million|billion|trillion|万|亿)(?![a-z]))?",
+    re.IGNORECASE,
+)
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "万": 1e4, "亿": 1e8}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One question of a suite, with what counts as a right answer."""
+
+    id: str
+    question: str
+    answer: float | None = None
+    #: Relative tolerance for `answer`.
+    tolerance: float = DEFAULT_TOLERANCE
+    #: A regular expression a right answer matches (searched, not anchored).
+    pattern: str | None = None
+    tags: tuple[str, ...] = field(default=())
+    #: Prompt language for the text protocol.
+    lang: str = "en"
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in `text`, separators removed and scale words applied."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        digits = re.sub(r"[,，  ]", "", match["digits"])
+        value = float(f"{digits}{match['frac'] or ''}e{match['exp'] or 0}")
+        if match["scale"]:
+            value *= _SCALES[match["scale"].lower()]
+        found.append(-value if match["sign"] else value)
+    return found
+
+
+def is_correct(task: Task, answer: str | None) -> bool:
+    """Whether `answer` is right for `task` (None, no answer, never is)."""
+    if answer is None:
+        return False
+    if task.pattern is not None and re.search(task.pattern, answer):
+        return True
+    if task.answer is not None:
+        return any(
+            math.isclose(value, task.answer, rel_tol=task.tolerance, abs_tol=1e-9)
+            for value in numbers_in(answer)
+        )
+    return False
+
+
+def parse_task(record: object, where: str) -> Task:
+    """One JSONL record as a Task; a malformed one is a ConfigError naming where it is."""
+    if not isinstance(record, dict) or not isinstance(record.get("question"), str):
+        raise ConfigError(f"{where}: expected an object with a 'question' string, got {record!r}")
+    answer, pattern = record.get("answer"), record.get("pattern")
+    if answer is None and pattern is None:
+        raise ConfigError(f"{where}: give 'answer' (a number) or 'pattern' (a regex), or both")
+    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, (int, float))):
+        raise ConfigError(f"{where}: 'answer' must be a number, got {answer!r}; use 'pattern'")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except (re.error, TypeError) as exc:
+            raise ConfigError(f"{where}: 'pattern' is not a valid regex: {exc}") from exc
+    tags = record.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ConfigError(f"{where}: 'tags' must be a list of strings, got {tags!r}")
+    return Task(
+        id=str(record.get("id") or where),
+        question=record["question"],
+        answer=None if answer is None else float(answer),
+        tolerance=float(record.get("tolerance", DEFAULT_TOLERANCE)),
+        pattern=pattern,
+        tags=tuple(tags),
+        lang=str(record.get("lang", "en")),
+    )
+
+
+def parse_suite(lines: Iterable[str], source: str = "suite") -> list[Task]:
+    """Tasks from JSONL text; blank lines and `#` comments are skipped; ids must be unique."""
+    tasks: list[Task] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{source}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON ({exc.msg})") from exc
+        tasks.append(parse_task(record, where))
+    ids = [task.id for task in tasks]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ConfigError(f"{source}: task ids must be unique; repeated: {', '.join(repeated)}")
+    if not tasks:
+        raise ConfigError(f"{source}: no tasks found; expected one JSON object a line")
+    return tasks
+
+
+def load_suite(path: str | Path) -> list[Task]:
+    """A user's suite file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the suite file {path}: {exc}") from exc
+    return parse_suite(text.splitlines(), str(path))
+
+
+def builtin_suite() -> list[Task]:
+    """The bundled suite: calculator, fact lookups, multi-step, no-tool, Chinese, unknown facts."""
+    text = (resources.files("textreact") / "suites" / "basic.jsonl").read_text(encoding="utf-8")
+    return parse_suite(text.splitlines(), "built-in suite")
+
+
+def select(tasks: list[Task], *, tags: Iterable[str] = (), limit: int | None = None) -> list[Task]:
+    """The tasks carrying any of `tags` (all when none given), the first `limit` of them."""
+    wanted = set(tags)
+    chosen = [task for task in tasks if not wanted or wanted & set(task.tags)]
+    return chosen if limit is None else chosen[:limit]

@@ -1,0 +1,358 @@
+"""The same tools through native tool calling (OpenAI `tools=` / `tool_calls`), for comparison
+with the text protocol.
+
+The loop returns the text agent's `Result`, one `Turn` per tool call, and every tool result goes
+back through `observation.observe`, so a comparison of the two measures the protocol, not the
+tools. A server that refuses `tools=`, ignores them, or lets the model write the call as JSON
+text is reported as such (see `capability`), never as a crash."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from textreact import observation
+from textreact.agent import Result, StopReason
+from textreact.errors import ConfigError, ModelError, ToolArgumentError
+from textreact.models.openai_compat import NativeToolsUnsupportedError
+from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
+from textreact.tools import Tool, ToolBox, builtin_tools
+
+#: How `Result.error` begins when the server refused `tools=`.
+UNSUPPORTED = "native tool calling unsupported"
+TRUNCATED_NOTE = (
+    "Your reply was cut off by the length limit, so it was not used. Reply again, shorter."
+)
+EMPTY_NOTE = "Your reply was empty. Call a tool, or reply with your answer."
+BEST_EFFORT_NOTE = (
+    "You have used all {max_steps} steps. Do not call any more tools. Using what you have "
+    "found so far, reply now with your best answer."
+)
+
+Capability = Literal["supported", "rejected", "as_text", "no_call"]
+
+
+class NativeModel(Protocol):
+    """A client with the OpenAI chat-completions shape (`OpenAICompatModel`)."""
+
+    def chat(
+        self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None, stop: Sequence[str] = ()
+    ) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for; `arguments` is the JSON text exactly as sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant message, reduced to what the loop acts on."""
+
+    content: str | None
+    calls: tuple[ToolCall, ...]
+    finish_reason: str
+    usage: Usage
+
+
+def openai_reply(response: Any) -> Reply:
+    """An SDK ChatCompletion as a Reply; calls without an id get one, as some servers omit it."""
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCall(
+            call.id or f"call_{i}",
+            call.function.name or "",
+            call.function.arguments or "",
+        )
+        for i, call in enumerate(message.tool_calls or ())
+    )
+    usage = response.usage
+    counts = Usage(
+        int(getattr(usage, "prompt_tokens", 0) or 0),
+        int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+    return Reply(message.content, calls, choice.finish_reason or "stop", counts)
+
+
+def assistant_message(reply: Reply) -> dict[str, Any]:
+    """The assistant turn as the OpenAI API expects it back, tool calls included."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.calls
+        ]
+    return message
+
+
+def call_written_as_text(content: str | None, names: Sequence[str]) -> dict[str, Any] | None:
+    """The tool call a model wrote as JSON in its text instead of as a native call, if any.
+
+    Models whose chat template has no tool support often answer `{"name": ..., "arguments": ...}`
+    (bare, fenced, or inside `<tool_call>` tags); that is a protocol failure, not an answer."""
+    if not content or "{" not in content:
+        return None
+    decoder = json.JSONDecoder()
+    start = content.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(content, start)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            name = value.get("name") or value.get("function") or value.get("tool")
+            if isinstance(name, str) and name in names:
+                return value
+        start = content.find("{", start + 1)
+    return None
+
+
+def capability(result: Result) -> Capability:
+    """What one native run shows about the server's tool calling."""
+    if result.stop_reason == "model_error" and (result.error or "").startswith(UNSUPPORTED):
+        return "rejected"
+    if any(isinstance(turn.step, Action) for turn in result.steps):
+        return "supported"
+    if any(turn.note == "call_as_text" for turn in result.steps):
+        return "as_text"
+    return "no_call"
+
+
+class NativeAgent:
+    """Runs questions through a chat model with tools over its native tool calling."""
+
+    def __init__(
+        self,
+        model: NativeModel,
+        tools: Sequence[Tool] | None = None,
+        *,
+        max_steps: int = 8,
+        max_format_errors: int = 3,
+        best_effort: bool = True,
+        observation_limit: int = observation.DEFAULT_LIMIT,
+        system: str | None = None,
+    ) -> None:
+        if not callable(getattr(model, "chat", None)):
+            raise ConfigError(
+                f"native tool calling needs a model with a chat(messages, *, tools) method "
+                f"(OpenAICompatModel), got {type(model).__name__}"
+            )
+        for name, value, least in (
+            ("max_steps", max_steps, 1),
+            ("max_format_errors", max_format_errors, 1),
+            ("observation_limit", observation_limit, 20),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
+        self.model = model
+        self.toolbox = ToolBox(builtin_tools() if tools is None else list(tools))
+        self.max_steps = max_steps
+        self.max_format_errors = max_format_errors
+        self.best_effort = best_effort
+        self.observation_limit = observation_limit
+        #: An optional system message; None sends none, so the server's template alone presents
+        #: the tools (the purest measure of the native protocol).
+        self.system = system
+
+    def run(self, question: str) -> Result:
+        """Answer `question`; never raises for the model's or the server's refusals."""
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError(f"question must be a non-empty string, got {question!r}")
+        state = _NativeRun(self, question)
+        try:
+            while state.stop_reason is None:
+                state.advance()
+        except KeyboardInterrupt:
+            state.stop_reason = "interrupted"
+        return state.result()
+
+
+class _NativeRun:
+    """The state of one native run: the conversation, the turns, the counters."""
+
+    def __init__(self, agent: NativeAgent, question: str) -> None:
+        self.agent = agent
+        self.specs = [tool.openai_spec() for tool in agent.toolbox.tools]
+        self.messages: list[dict[str, Any]] = []
+        if agent.system:
+            self.messages.append({"role": "system", "content": agent.system})
+        self.messages.append({"role": "user", "content": question})
+        self.turns: list[Turn] = []
+        self.requests = 0
+        self.stop_reason: StopReason | None = None
+        self.answer: str | None = None
+        self.error: str | None = None
+        self.best_effort = False
+        self.empty_in_row = self.truncations_in_row = 0
+        self.calls: dict[tuple[str, str], Turn] = {}
+        self.started = time.perf_counter()
+
+    def ask(self) -> tuple[Reply, float] | None:
+        self.requests += 1
+        started = time.perf_counter()
+        try:
+            response = self.agent.model.chat(self.messages, tools=self.specs)
+        except NativeToolsUnsupportedError as exc:
+            self.error, self.stop_reason = f"{UNSUPPORTED}: {exc}", "model_error"
+            return None
+        except ModelError as exc:
+            self.error, self.stop_reason = str(exc), "model_error"
+            return None
+        return openai_reply(response), time.perf_counter() - started
+
+    def advance(self) -> None:
+        asked = self.ask()
+        if asked is None:
+            return
+        reply, seconds = asked
+        first = Turn(
+            index=len(self.turns) + 1,
+            text=reply.content or "",
+            step=FinalAnswer(reply.content or ""),
+            finish_reason=reply.finish_reason,
+            usage=reply.usage,
+            model_seconds=seconds,
+        )
+        if reply.finish_reason == "length":
+            self.truncated(first)
+        elif reply.calls:
+            self.act(reply, first)
+        elif not (reply.content or "").strip():
+            self.empty(first)
+        else:
+            self.messages.append(assistant_message(reply))
+            as_text = call_written_as_text(reply.content, self.agent.toolbox.names)
+            self.turns.append(dataclasses.replace(first, note="call_as_text" if as_text else None))
+            self.answer, self.stop_reason = reply.content, "final_answer"
+        if self.stop_reason is None and self.requests >= self.agent.max_steps:
+            self.at_step_limit()
+
+    def truncated(self, turn: Turn) -> None:
+        """A reply cut by the token limit is never an answer and its calls are never run."""
+        self.truncations_in_row += 1
+        if self.truncations_in_row > 1:
+            self.turns.append(dataclasses.replace(turn, note="truncated"))
+            self.stop_reason = "truncated"
+            return
+        self.messages.append({"role": "assistant", "content": turn.text})
+        self.messages.append({"role": "user", "content": TRUNCATED_NOTE})
+        self.turns.append(dataclasses.replace(turn, note="truncated", observation=TRUNCATED_NOTE))
+
+    def empty(self, turn: Turn) -> None:
+        self.empty_in_row += 1
+        step = FormatError("the reply had neither text nor tool calls", EMPTY_NOTE)
+        turn = dataclasses.replace(turn, step=step)
+        if self.empty_in_row >= self.agent.max_format_errors:
+            self.turns.append(turn)
+            self.stop_reason = "format_errors"
+            return
+        self.messages.append({"role": "assistant", "content": ""})
+        self.messages.append({"role": "user", "content": EMPTY_NOTE})
+        self.turns.append(dataclasses.replace(turn, observation=EMPTY_NOTE))
+
+    def act(self, reply: Reply, first: Turn) -> None:
+        """Run each call of the message in order; each answer is a `tool` message with its id."""
+        self.empty_in_row = self.truncations_in_row = 0
+        self.messages.append(assistant_message(reply))
+        for i, call in enumerate(reply.calls):
+            turn = (
+                first
+                if i == 0
+                else dataclasses.replace(first, text="", usage=Usage(), model_seconds=0.0)
+            )
+            turn = self.call(call, dataclasses.replace(turn, index=len(self.turns) + 1))
+            self.turns.append(turn)
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": turn.observation}
+            )
+
+    def call(self, call: ToolCall, turn: Turn) -> Turn:
+        step = Action(
+            tool=call.name,
+            input=_decoded(call.arguments),
+            thought=turn.text or None,
+            raw_input=call.arguments,
+        )
+        turn = dataclasses.replace(turn, step=step)
+        key = _call_key(self.agent.toolbox, call.name, call.arguments)
+        earlier = self.calls.get(key) if key is not None else None
+        if earlier is not None:
+            text = observation.repeated_call(
+                earlier.tool or call.name, earlier.index, earlier.observation or ""
+            )
+            return dataclasses.replace(
+                turn, result=earlier.result, observation=text, note="repeated_call"
+            )
+        result = self.agent.toolbox.call(call.name, call.arguments)
+        text = observation.observe(result, limit=self.agent.observation_limit)
+        turn = dataclasses.replace(turn, result=result, observation=text)
+        if key is not None and not result.is_error:
+            self.calls[key] = turn
+        return turn
+
+    def at_step_limit(self) -> None:
+        self.stop_reason = "max_steps"
+        if not self.agent.best_effort:
+            return
+        note = BEST_EFFORT_NOTE.format(max_steps=self.agent.max_steps)
+        self.messages.append({"role": "user", "content": note})
+        asked = self.ask()  # tools stay offered: servers reject tool history without them
+        if asked is None:
+            return
+        reply, seconds = asked
+        text = reply.content or ""
+        if text.strip() and not reply.calls and reply.finish_reason != "length":
+            self.answer, self.best_effort = text, True
+        self.messages.append(assistant_message(reply))
+        self.turns.append(
+            Turn(
+                index=len(self.turns) + 1,
+                text=text,
+                step=FinalAnswer(text),
+                finish_reason=reply.finish_reason,
+                usage=reply.usage,
+                model_seconds=seconds,
+                note="best_effort",
+            )
+        )
+
+    def result(self) -> Result:
+        return Result(
+            answer=self.answer,
+            stop_reason=self.stop_reason or "interrupted",
+            steps=tuple(self.turns),
+            messages=self.messages,
+            usage=sum((turn.usage for turn in self.turns), Usage()),
+            best_effort=self.best_effort,
+            error=self.error,
+            seconds=time.perf_counter() - self.started,
+        )
+
+
+def _decoded(arguments: str) -> dict[str, Any] | str:
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError:
+        return arguments
+    return value if isinstance(value, dict) else arguments
+
+
+def _call_key(toolbox: ToolBox, name: str, raw: str) -> tuple[str, str] | None:
+    """The identity of a call, for spotting repeats; None when it would not run anyway."""
+    tool = toolbox.resolve(name)
+    if tool is None:
+        return None
+    try:
+        arguments = tool.parse_arguments(raw)
+    except ToolArgumentError:
+        return None
+    return tool.name, json.dumps(arguments, sort_keys=True, default=str)
