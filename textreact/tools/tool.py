@@ -1,0 +1,167 @@
+"""Tool: one tool's name, when-to-use description, argument schema, example, callable, timeout;
+it validates Action Inputs and renders itself for the text prompt, OpenAI and Anthropic."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from textreact.errors import ConfigError, ToolArgumentError
+from textreact.tools.arguments import check_arguments
+from textreact.tools.schema import example_value, normalize, type_label
+
+_NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+#: OpenAI and Anthropic accept only these characters in a tool name; ToolBox.resolve maps the
+#: sanitised name back, because it ignores `_`/`.`/`-` differences.
+_API_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A tool the model can call. Build one with `@tool` or `Tool.from_schema`.
+
+    Construction normalises `parameters` to standard JSON Schema (BFCL's dialect included),
+    fills `example` from the schema where it is empty, and checks that the example itself
+    passes `parse_arguments`, so the example every error message shows is a correct call.
+    """
+
+    #: The name the model writes after `Action:`.
+    name: str
+    #: When to use the tool (not only what it is): the model decides from this.
+    description: str
+    #: JSON Schema of the arguments, `{"type": "object", "properties": ..., "required": ...}`.
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    #: Called with the validated arguments as keywords; None for a schema-only tool.
+    fn: Callable[..., Any] | None = None
+    #: Seconds a call may run before the run goes on without it; None runs it inline, unbounded.
+    timeout: float | None = 10.0
+    #: One correct set of arguments, shown in the prompt and in every argument error.
+    example: Mapping[str, Any] = field(default_factory=dict)
+    #: Further validation after the schema (pydantic for `@tool`): arguments -> the values `fn`
+    #: receives; raises ToolArgumentError.
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ConfigError(
+                f"tool name {self.name!r} must start with a letter or _ and use only letters, "
+                "digits, _ . - (at most 64 characters), e.g. 'lookup_fact'"
+            )
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ConfigError(f"tool {self.name!r} needs a description that says when to use it")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"tool {self.name!r}: timeout must be > 0 seconds or None")
+        schema = normalize(self.parameters, where=f"tool {self.name!r} parameters")
+        object.__setattr__(self, "parameters", schema)
+        example = dict(self.example) or {
+            name: example_value(spec, schema)
+            for name, spec in schema["properties"].items()
+            if name in schema.get("required", ()) or len(schema["properties"]) == 1
+        }
+        object.__setattr__(self, "example", example)
+        try:
+            self.parse_arguments(example)
+        except ToolArgumentError as error:
+            raise ConfigError(
+                f"tool {self.name!r}: its example {example} does not fit its parameters ({error}); "
+                "give a correct example"
+            ) from None
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        fn: Callable[..., Any] | None = None,
+        *,
+        timeout: float | None = 10.0,
+        example: Mapping[str, Any] | None = None,
+    ) -> Tool:
+        """A tool described by a JSON Schema: an OpenAI function definition's `parameters`, an
+        MCP tool's `inputSchema`, or a BFCL function (`"dict"`, `"float"`, `"tuple"`, `"any"`)."""
+        return cls(name, description, parameters, fn, timeout, example or {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function directly, as if `@tool` had not wrapped it."""
+        if self.fn is None:
+            raise ConfigError(f"tool {self.name!r} has no function; pass fn= to from_schema")
+        return self.fn(*args, **kwargs)
+
+    def parse_arguments(self, raw: str | dict[str, Any]) -> dict[str, Any]:
+        """Repair and validate an Action Input; raise ToolArgumentError with a message for the
+        model (each problem: the parameter, what was expected, what was received; then a correct
+        example). See `parse_arguments_with_repairs` for what is repaired."""
+        return self.parse_arguments_with_repairs(raw)[0]
+
+    def parse_arguments_with_repairs(
+        self, raw: str | dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """(arguments, names of the repairs applied), in the order of the chain documented in
+        `textreact.tools.arguments`. The arguments are JSON values, fit to store in a transcript."""
+        arguments, repairs, problems = check_arguments(raw, self.parameters)
+        if not problems and self.convert is not None:
+            try:
+                self.convert(arguments)
+            except ToolArgumentError as error:
+                problems = [str(error)]
+        if problems:
+            raise ToolArgumentError(self.argument_error(problems))
+        return arguments, repairs
+
+    def argument_error(self, problems: list[str]) -> str:
+        """The model-facing message for `problems`, ending with a correct example."""
+        lines = "\n".join(f"- {problem}" for problem in problems)
+        return (
+            f"Invalid Action Input for {self.name}:\n{lines}\n"
+            f"Correct example: {json.dumps(self.example, ensure_ascii=False)}"
+        )
+
+    def invoke(self, arguments: dict[str, Any]) -> Any:
+        """Run the function on arguments that `parse_arguments` returned."""
+        if self.fn is None:
+            raise ConfigError(f"tool {self.name!r} has no function to run")
+        values = self.convert(arguments) if self.convert is not None else arguments
+        return self.fn(**values)
+
+    def text_spec(self) -> str:
+        """The tool's entry in the prompt's <tools> section: name and when to use it, one line
+        per argument with its type, then a complete example input. Compact on purpose: a
+        135M-parameter model reads it."""
+        properties = self.parameters["properties"]
+        required = self.parameters.get("required", ())
+        lines = [f"{self.name}: {' '.join(self.description.split())}"]
+        for name, spec in properties.items():
+            need = "required" if name in required else "optional"
+            about = " ".join(str(spec.get("description", "")).split())
+            label = type_label(spec, self.parameters)
+            lines.append(f"  {name} ({label}, {need}){': ' + about if about else ''}")
+        lines.append(f"  Example input: {json.dumps(self.example, ensure_ascii=False)}")
+        return "\n".join(lines)
+
+    @property
+    def api_name(self) -> str:
+        """The name as OpenAI and Anthropic accept it (`uber.ride` -> `uber_ride`)."""
+        return _API_UNSAFE.sub("_", self.name)
+
+    def openai_spec(self) -> dict[str, Any]:
+        """The entry for OpenAI's `tools=`: `{"type": "function", "function": {...}}`."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.api_name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def anthropic_spec(self) -> dict[str, Any]:
+        """The entry for Anthropic's `tools=` (tool_use): name, description, input_schema."""
+        return {
+            "name": self.api_name,
+            "description": self.description,
+            "input_schema": self.parameters,
+        }
