@@ -1,0 +1,172 @@
+"""The native tool-calling loop, driven through the real OpenAI SDK against the loopback fake
+server: message shapes, several calls in one turn, truncation, step limit, and the ways a server
+can fail to support tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fakeserver import FakeServer, Reply, chat_completion, error_body
+
+from textreact.models.openai_compat import OpenAICompatModel
+from textreact.native import NativeAgent, call_written_as_text, capability
+from textreact.observation import observe
+from textreact.steps import Action, Usage
+from textreact.tools import ToolBox, builtin_tools
+
+
+def tool_calls(*calls: tuple[str, Any], finish_reason: str = "tool_calls") -> Reply:
+    """A reply whose assistant message asks for `calls` ((name, arguments) pairs)."""
+    body = chat_completion(None, finish_reason=finish_reason)
+    body["choices"][0]["message"]["tool_calls"] = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        }
+        for i, (name, args) in enumerate(calls)
+    ]
+    return Reply(body=body)
+
+
+def text(content: str, finish_reason: str = "stop") -> Reply:
+    return Reply(body=chat_completion(content, finish_reason=finish_reason))
+
+
+def run(replies: list[Reply], question: str = "What is 17 * 23?", **options: Any):
+    with FakeServer(replies) as server:
+        model = OpenAICompatModel("fake-model", server.base_url, max_retries=0)
+        result = NativeAgent(model, **options).run(question)
+        assert server.unscripted == 0
+        return result, [post.body for post in server.posts]
+
+
+def test_a_call_is_answered_with_a_tool_message_carrying_its_id() -> None:
+    result, bodies = run([tool_calls(("calculator", {"expression": "17*23"})), text("391")])
+    assert (result.answer, result.stop_reason) == ("391", "final_answer")
+    assert [t.tool for t in result.steps] == ["calculator", None]
+    assert result.steps[0].observation == "391"
+    assert [s["function"]["name"] for s in bodies[0]["tools"]] == ["calculator", "lookup_fact"]
+    assistant, answer = bodies[1]["messages"][-2:]
+    assert assistant["tool_calls"][0]["id"] == "call_0"
+    assert answer == {"role": "tool", "tool_call_id": "call_0", "content": "391"}
+    assert result.usage == Usage(22, 14)
+
+
+def test_several_calls_of_one_turn_run_in_order_and_share_the_model_usage() -> None:
+    calls = tool_calls(
+        ("lookup_fact", {"query": "population of Taipei"}),
+        ("calculator", {"expression": "2 + 2"}),
+    )
+    result, bodies = run([calls, text("done")])
+    first, second = result.steps[:2]
+    assert [first.tool, second.tool] == ["lookup_fact", "calculator"]
+    assert "2602000" in first.observation and second.observation == "4"
+    assert (first.usage, second.usage) == (Usage(11, 7), Usage())
+    replies = bodies[1]["messages"][-2:]
+    assert [m["tool_call_id"] for m in replies] == ["call_0", "call_1"]
+
+
+def test_tool_errors_come_back_exactly_as_in_the_text_protocol() -> None:
+    bad = '{"expresion": "1 +"}'
+    result, bodies = run([tool_calls(("calculator", bad)), text("sorry")])
+    expected = observe(ToolBox(builtin_tools()).call("calculator", bad))
+    assert expected.startswith("Error:")
+    assert result.steps[0].observation == expected
+    assert bodies[1]["messages"][-1]["content"] == expected
+    assert result.steps[0].is_error
+
+
+def test_an_unknown_tool_is_a_tool_error_not_a_crash() -> None:
+    result, _ = run([tool_calls(("search_web", {"q": "x"})), text("no idea")])
+    assert result.steps[0].result.error_kind == "unknown_tool"
+    assert result.stop_reason == "final_answer"
+
+
+def test_a_reply_cut_by_the_length_limit_is_never_an_answer() -> None:
+    result, bodies = run([text("The answer is 3", "length"), text("The answer is 39", "length")])
+    assert (result.answer, result.stop_reason) == (None, "truncated")
+    assert bodies[1]["messages"][-1]["role"] == "user"
+
+
+def test_calls_cut_by_the_length_limit_are_not_run() -> None:
+    cut = tool_calls(("calculator", '{"expression": "17*'), finish_reason="length")
+    result, _ = run([cut, text("391")])
+    assert result.steps[0].note == "truncated" and result.steps[0].result is None
+    assert result.answer == "391"
+
+
+def test_the_step_limit_stops_the_run_and_asks_once_for_a_best_effort_answer() -> None:
+    replies = [tool_calls(("calculator", {"expression": f"{i} + 1"})) for i in range(2)]
+    result, bodies = run([*replies, text("about 391")], max_steps=2)
+    assert (result.stop_reason, result.best_effort) == ("max_steps", True)
+    assert result.answer == "about 391"
+    assert "Do not call any more tools" in bodies[2]["messages"][-1]["content"]
+
+
+def test_without_best_effort_the_step_limit_ends_the_run_with_no_answer() -> None:
+    replies = [tool_calls(("calculator", {"expression": "1 + 1"}))]
+    result, _ = run(replies, max_steps=1, best_effort=False)
+    assert (result.stop_reason, result.answer) == ("max_steps", None)
+    assert isinstance(result.steps[0].step, Action)
+
+
+def test_a_repeated_call_is_answered_from_the_earlier_result() -> None:
+    call = ("calculator", {"expression": "17*23"})
+    result, _ = run([tool_calls(call), tool_calls(call), text("391")])
+    assert result.steps[1].note == "repeated_call"
+    assert "already called calculator" in result.steps[1].observation
+
+
+def test_a_server_that_rejects_tools_is_reported_as_unsupported() -> None:
+    refusal = Reply(400, error_body("registry.ollama.ai/library/gemma:2b does not support tools"))
+    result, _ = run([refusal])
+    assert result.stop_reason == "model_error"
+    assert capability(result) == "rejected"
+
+
+def test_a_call_written_as_text_is_flagged_not_taken_silently() -> None:
+    written = 'Sure.\n```json\n{"name": "calculator", "arguments": {"expression": "17*23"}}\n```'
+    result, _ = run([text(written)])
+    assert result.steps[-1].note == "call_as_text"
+    assert capability(result) == "as_text"
+
+
+def test_a_plain_answer_without_calls_is_no_call() -> None:
+    result, _ = run([text("391")])
+    assert capability(result) == "no_call"
+    assert capability(run([tool_calls(("calculator", "{}")), text("x")])[0]) == "supported"
+
+
+def test_empty_replies_are_format_errors_up_to_the_limit() -> None:
+    result, _ = run([text(""), text("")], max_format_errors=2)
+    assert result.stop_reason == "format_errors"
+    assert result.steps[0].is_error
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        ('{"name": "calculator", "arguments": {"expression": "1+1"}}', True),
+        ('<tool_call>\n{"name": "lookup_fact", "parameters": {"query": "x"}}\n</tool_call>', True),
+        ('I would call {"function": "calculator"} here', True),
+        ('{"name": "weather", "arguments": {}}', False),
+        ("The answer is {not json}", False),
+        (None, False),
+    ],
+)
+def test_call_written_as_text(content: str | None, found: bool) -> None:
+    assert (call_written_as_text(content, ("calculator", "lookup_fact")) is not None) is found
+
+
+def test_a_model_without_chat_is_refused_at_construction() -> None:
+    from textreact.errors import ConfigError
+    from textreact.models.scripted import ScriptedModel
+
+    with pytest.raises(ConfigError, match="chat"):
+        NativeAgent(ScriptedModel(["x"]))
