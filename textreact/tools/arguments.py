@@ -45,7 +45,7 @@ class _Check:
             self.repairs.append(name)
 
     def problem(self, path: str, expected: str, value: object) -> None:
-        self.problems.append(f"{path}: expected {expected}, received {_show(value)}")
+        self.problems.append(f'"{path}": expected {expected}, received {_show(value)}')
 
 
 def _show(value: object) -> str:
@@ -244,11 +244,11 @@ def conform_object(
     result: dict[str, Any] = {}
     for name, item in value.items():
         known = name if name in properties else by_key.get(_key(str(name)))
-        where = f'{path}"{name}"' if not path else f"{path}.{name}"
+        where = _where(path, name)
         if known is None:
             if extra is False:
                 check.problems.append(
-                    f"{where}: not a parameter (expected one of: {', '.join(properties)})"
+                    f'"{where}": not a parameter (expected one of: {", ".join(properties)})'
                 )
             elif isinstance(name, str) and _SURROGATE.search(name):
                 check.problem(where, "a name without lone surrogate characters", name)
@@ -259,7 +259,7 @@ def conform_object(
         if known != name:
             check.repair("parameter_name")
             if known in value or known in result:
-                check.problems.append(f'{where}: given twice (as "{known}" and "{name}")')
+                check.problems.append(f'"{where}": given twice (as "{known}" and "{name}")')
                 continue
         if item is None and known not in required and "null" not in _all_types(properties[known]):
             check.repair("drop_null")
@@ -268,12 +268,12 @@ def conform_object(
     for name in required:
         if name not in result and name not in value:
             label = type_label(properties[name], check.root)
-            check.problems.append(f"{_where(path, name)}: missing (expected {label})")
+            check.problems.append(f'"{_where(path, name)}": missing (expected {label})')
     return result
 
 
-def _where(path: str, name: str) -> str:
-    return f'{path}"{name}"' if not path else f"{path}.{name}"
+def _where(path: str, name: object) -> str:
+    return f"{path}.{name}" if path else str(name)
 
 
 def _all_types(schema: dict[str, Any]) -> list[str]:

@@ -1,0 +1,210 @@
+"""The calculator: exact arithmetic inside the allowlist, CalculatorError for everything else."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from textreact.errors import CalculatorError
+from textreact.tools.calculator import evaluate
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("1+2", 3),
+        (" 1+2 ", 3),
+        ("0.1+0.2", 0.3),
+        ("6/3", 2),
+        ("2.5*2", 5),
+        ("1/3", 1 / 3),
+        ("-(2 - 5) * +4", 12),
+        ("2602000 / 8336000", 2602000 / 8336000),
+        ("15 × 37", 555),
+        ("15 x 37", 555),
+        ("2 x 3 x 4", 24),
+        ("10 ÷ 4", 2.5),
+        ("１５＋２", 17),
+        ("1,000 + 2", 1002),
+        ("1,234,567.5 * 2", 2469135),
+        ("2^3", 8),
+        ("2**10", 1024),
+        ("1.05**2", 1.1025),
+        ("2**-1", 0.5),
+        ("4**0.5", 2),
+        ("2+3=", 5),
+        ("(1 +\n 2)", 3),
+        ("((((1))))", 1),
+        ("1e3 + .5", 1000.5),
+        ("10**12", 10**12),
+        ("-10**12", -(10**12)),
+    ],
+)
+def test_accepted(expression: str, expected: float) -> None:
+    result = evaluate(expression)
+    assert result == expected
+    assert type(result) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        # LangChain's old LLMMathChain RCE, and the escapes of numexpr, simpleeval and asteval
+        ("__import__('os').system('echo pwned')", "function calls"),
+        ("().__class__.__bases__[0].__subclasses__()", "function calls"),
+        ("().__class__", "attributes"),
+        ("(1).__class__", "attributes"),
+        ("[c for c in ().__class__.__base__.__subclasses__()]", "comprehensions"),
+        ("lambda: 1", "lambda"),
+        ("(lambda x: x)(1)", "function calls"),
+        ("f'{1+1}'", "f-strings"),
+        ("(x := 5)", "assignment"),
+        ("x", "names ('x')"),
+        ("abs(-1)", "function calls"),
+        ("'a' * 3", "strings"),
+        ("b'a'", "bytes"),
+        ("1j", "complex numbers"),
+        ("True + 1", "booleans"),
+        ("7 // 2", "floor division"),
+        ("7 % 2", "modulo"),
+        ("1 < 2", "comparisons"),
+        ("1 if 1 else 2", "if/else"),
+        ("~1", "~"),
+        ("1 << 40", "<<"),
+        ("[1]", "lists"),
+        ("1, 5", "commas"),
+        ("0x1F", "plain decimal"),
+        ("1_000", "plain decimal"),
+        # bounds
+        ("9**9**9", "exponent 387420489 is too large"),
+        ("2**1000", "exponent 1000 is too large"),
+        ("2**50", "2 ** 50 exceeds the limit"),
+        ("10**12 + 1", "exceeds the limit"),
+        ("1e13", "exceeds the limit"),
+        ("1e12/1e-300", "exceeds the limit"),
+        ("1/1e-400", "out of range"),
+        ("1e400", "out of range"),
+        ("1e-99999999", "out of range"),
+        ("1/0", "division by zero"),
+        ("0**-1", "division by zero"),
+        ("(-8)**(1/3)", "not a real number"),
+        ("(" * 13 + "1" + ")" * 13, "nested too deeply"),
+        ("(" * 100 + "1" + ")" * 100, "characters long"),
+        ("-" * 199 + "1", "more than 50 parts"),
+        ("1+" * 60 + "1", "more than 50 parts"),
+        ("1" * 5000, "5000 characters long"),
+        ("1" * 199, "exceeds the limit"),
+        ("1" * 2_000_000, "characters long"),
+        ("-(-(-(-(-(-(-(-(-(-(-(-(-1))))))))))))", "nested too deeply"),
+        ("", "empty"),
+        ("   ", "empty"),
+        ("1 2", "not a valid arithmetic expression"),
+        ("1 +", "not a valid arithmetic expression"),
+        ("\x00", "character"),
+        ("π * 2", "character"),
+    ],
+)
+def test_refused(expression: str, message: str) -> None:
+    with pytest.raises(CalculatorError, match=re.escape(message)):
+        evaluate(expression)
+
+
+def test_error_is_a_value_error() -> None:
+    assert issubclass(CalculatorError, ValueError)
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_LIMIT = Fraction(10**12)
+
+
+def _numbers() -> st.SearchStrategy[tuple[str, Fraction]]:
+    integers = st.integers(0, 10**6).map(lambda n: (str(n), Fraction(n)))
+    decimals = st.tuples(st.integers(0, 10**6), st.integers(1, 3)).map(
+        lambda p: (f"{p[0] / 10 ** p[1]:.{p[1]}f}", Fraction(p[0], 10 ** p[1]))
+    )
+    return integers | decimals
+
+
+def _expressions() -> st.SearchStrategy[tuple[str, Fraction | None]]:
+    """(text, exact value or None when a limit or a division by zero makes it an error)."""
+
+    def extend(children: st.SearchStrategy) -> st.SearchStrategy:
+        binary = st.tuples(children, st.sampled_from("+-*/"), children).map(_binary)
+        unary = st.tuples(st.sampled_from("+-"), children).map(
+            lambda p: (f"{p[0]}({p[1][0]})", _checked(-p[1][1] if p[0] == "-" else p[1][1]))
+        )
+        return binary | unary
+
+    return st.recursive(_numbers(), extend, max_leaves=8)
+
+
+def _binary(parts: tuple) -> tuple[str, Fraction | None]:
+    (left, a), op, (right, b) = parts
+    text = f"({left}) {op} ({right})"
+    if a is None or b is None or (op == "/" and b == 0):
+        return text, None
+    value = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else None}[op]
+    return text, _checked(value)
+
+
+def _checked(value: Fraction | None) -> Fraction | None:
+    return None if value is None or abs(value) > _LIMIT else value
+
+
+@given(_expressions())
+def test_agrees_with_exact_fractions(case: tuple[str, Fraction | None]) -> None:
+    text, exact = case
+    assume(len(text) <= 200 and text.count("(") <= 12)
+    if exact is None:
+        with pytest.raises(CalculatorError):
+            evaluate(text)
+        return
+    try:
+        result = evaluate(text)
+    except CalculatorError as error:  # only the structural limits may refuse a valid value
+        assert "nested too deeply" in str(error) or "parts" in str(error)
+        return
+    assume(exact.denominator.bit_length() <= 100)
+    assert result == (exact.numerator if exact.denominator == 1 else float(exact))
+
+
+@given(st.text(max_size=300))
+def test_arbitrary_text_raises_only_calculator_error(text: str) -> None:
+    try:
+        result = evaluate(text)
+    except CalculatorError:
+        return
+    assert isinstance(result, (int, float)) and abs(result) <= 10**12
+
+
+_OUTSIDE = st.sampled_from(
+    ["x", "abs(1)", "'s'", "1j", "True", "None", "7//2", "7%2", "1<2", "[1]", "{}", "a.b", "...",
+     "not 1", "1 and 2", "~1", "1<<2", "1|2", "1&2", "lambda:1", "(y:=1)", "f'{1}'", "b''", "1,2"]
+)  # fmt: skip
+
+
+@given(_expressions(), _OUTSIDE, st.sampled_from("+-*/"))
+def test_anything_outside_the_grammar_is_refused(case, outside: str, op: str) -> None:
+    text = f"({case[0]}) {op} ({outside})"
+    with pytest.raises(CalculatorError):
+        evaluate(text)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["1", "9", "0", ".", "e", "+", "-", "*", "/", "**", "^", "(", ")", " ",
+                         "1e12", "1e-300", "99", ",", "x", "×", "="]),
+        max_size=80,
+    ).map("".join)
+)  # fmt: skip
+def test_fuzzed_operator_soup_raises_only_calculator_error(text: str) -> None:
+    try:
+        result = evaluate(text)
+    except CalculatorError:
+        return
+    assert isinstance(result, (int, float)) and abs(result) <= 10**12

@@ -1,0 +1,74 @@
+"""The fact lookup: every phrasing of a known fact hits, near misses say unknown and suggest."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from textreact.tools.facts import lookup_fact
+
+
+@pytest.mark.parametrize(
+    ("query", "number"),
+    [
+        ("population of Taipei", "2602000"),
+        ("Taipei population", "2602000"),
+        ("What is the population of Taipei?", "2602000"),
+        ("  TAIPEI   population!! ", "2602000"),
+        ("Taipei's population", "2602000"),
+        ("how many people live in Taipei", "2602000"),
+        ("台北人口", "2602000"),
+        ("台北的人口是多少？", "2602000"),
+        ("臺北人口", "2602000"),
+        ("population of New York", "8336000"),
+        ("New York City population", "8336000"),
+        ("纽约人口", "8336000"),
+        ("speed of light", "299792458"),
+        ("What is the speed of light?", "299792458"),
+        ("光速", "299792458"),
+        ("光速是多少", "299792458"),
+        ("how tall is Mt. Everest?", "8849"),
+        ("珠穆朗玛峰有多高", "8849"),
+        ("boiling point of water", "100"),
+        ("absolute zero", "-273.15"),
+    ],
+)
+def test_hit_is_number_first(query: str, number: str) -> None:
+    answer = lookup_fact(query)
+    assert answer.split()[0] == number
+    float(answer.split()[0])
+
+
+def test_capitals_answer_with_the_city() -> None:
+    assert lookup_fact("capital of France").startswith("Paris (")
+    assert lookup_fact("法国的首都是哪里").startswith("Paris (")
+
+
+@pytest.mark.parametrize(
+    "query", ["population density of Taipei", "population of Tainan", "Taipai population", ""]
+)
+def test_miss_is_unknown_with_suggestions(query: str) -> None:
+    answer = lookup_fact(query)
+    assert answer.startswith("unknown: ")
+    assert answer.count('"') >= 8  # the query and three suggestions, quoted
+
+
+def test_typo_suggests_the_intended_fact() -> None:
+    assert '"population of Taipei"' in lookup_fact("Taipai population")
+
+
+def test_every_bundled_query_finds_its_own_fact() -> None:
+    data = json.loads(resources.files("textreact.tools").joinpath("facts.json").read_text("utf-8"))
+    assert len(data["facts"]) >= 50
+    for fact in data["facts"]:
+        for query in fact["queries"]:
+            assert lookup_fact(query) == f"{fact['value']} ({fact['about']})", query
+
+
+@given(st.text(max_size=200))
+def test_never_raises(query: str) -> None:
+    assert isinstance(lookup_fact(query), str)

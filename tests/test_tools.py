@@ -1,0 +1,386 @@
+"""Tool, @tool, parse_arguments and ToolBox: specs, repairs, errors for the model, safe calls."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Annotated, Literal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import Field
+
+from textreact.errors import ConfigError, ToolArgumentError
+from textreact.tools import Tool, ToolBox, builtin_tools, tool
+
+
+@tool
+def convert(
+    amount: Annotated[float, Field(examples=[12.5])],
+    unit: Literal["km", "mile"] = "km",
+    digits: int = 2,
+) -> float:
+    """Use this to convert a distance between kilometres and miles.
+
+    Args:
+        amount: the distance to convert,
+            a plain number.
+        unit (str): the unit `amount` is in.
+        digits: how many decimals to keep.
+    """
+    factor = 1 / 1.609344 if unit == "km" else 1.609344
+    return round(amount * factor, digits)
+
+
+CALCULATOR, FACTS = builtin_tools()
+
+
+# --- @tool -----------------------------------------------------------------------------------
+
+
+def test_decorator_builds_schema_description_and_example() -> None:
+    assert convert.name == "convert"
+    assert convert.description == "Use this to convert a distance between kilometres and miles."
+    properties = convert.parameters["properties"]
+    assert properties["amount"]["description"] == "the distance to convert, a plain number."
+    assert properties["unit"]["enum"] == ["km", "mile"]
+    assert convert.parameters["required"] == ["amount"]
+    assert "title" not in json.dumps(convert.parameters)
+    assert convert.example == {"amount": 12.5}
+    assert convert(10, "mile") == 16.09
+
+
+def test_decorator_with_options() -> None:
+    @tool(name="shout", timeout=5, example={"text": "hi"})
+    def loud(text: str) -> str:
+        """Use when the user wants text in capitals."""
+        return text.upper()
+
+    assert (loud.name, loud.timeout, loud.example) == ("shout", 5, {"text": "hi"})
+
+
+def test_pydantic_converts_and_validates() -> None:
+    assert convert.parse_arguments('{"amount": "3", "unit": "MILE"}') == {
+        "amount": 3,
+        "unit": "mile",
+    }
+    assert convert.invoke({"amount": 1, "unit": "mile"}) == 1.61
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: tool(lambda x: x), "cannot use a lambda"),
+        (lambda: tool(_no_hints), "have no type hints"),
+        (lambda: tool(_no_doc), "docstring"),
+        (lambda: tool(_star_args), "not supported"),
+        (lambda: tool(_bad_example, example={"n": "many"}), "does not fit"),
+        (lambda: tool(name="has space")(_no_doc_ok), "tool name"),
+    ],
+)
+def test_decorator_refuses_with_a_fix(build, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build()
+
+
+def _no_hints(a, b):  # type: ignore[no-untyped-def]
+    """Use to add."""
+    return a + b
+
+
+def _no_doc(a: int) -> int:
+    return a
+
+
+def _no_doc_ok(a: int) -> int:
+    """Use it."""
+    return a
+
+
+def _star_args(*numbers: int) -> int:
+    """Use to add many."""
+    return sum(numbers)
+
+
+def _bad_example(n: int) -> int:
+    """Use it."""
+    return n
+
+
+# --- specs ------------------------------------------------------------------------------------
+
+
+def test_builtin_tools() -> None:
+    assert [t.name for t in builtin_tools()] == ["calculator", "lookup_fact"]
+    assert CALCULATOR.parameters["required"] == ["expression"]
+    assert FACTS.parameters["required"] == ["query"]
+    assert CALCULATOR.example == {"expression": "2602000 / 8336000"}
+    assert "Use this" in CALCULATOR.description and "Use this" in FACTS.description
+
+
+def test_text_spec_is_compact_and_complete() -> None:
+    assert CALCULATOR.text_spec().splitlines() == [
+        "calculator: " + CALCULATOR.description,
+        "  expression (string, required): an arithmetic expression with + - * / ** and parentheses",
+        '  Example input: {"expression": "2602000 / 8336000"}',
+    ]
+    assert '  unit (one of "km", "mile", optional)' in convert.text_spec()
+
+
+def test_native_specs() -> None:
+    weird = Tool.from_schema("uber.ride", "Use to book a ride.", {"type": "dict", "properties": {}})
+    assert weird.openai_spec()["function"]["name"] == "uber_ride"
+    assert weird.anthropic_spec() == {
+        "name": "uber_ride",
+        "description": "Use to book a ride.",
+        "input_schema": {"type": "object", "properties": {}},
+    }
+
+
+def test_bfcl_dialect_is_normalised() -> None:
+    t = Tool.from_schema(
+        "f",
+        "Use it.",
+        {
+            "type": "dict",
+            "properties": {
+                "x": {"type": "float", "optional": True},
+                "pair": {"type": "tuple", "items": {"type": "integer"}},
+                "anything": {"type": "any"},
+            },
+            "required": ["x"],
+        },
+    )
+    assert t.parameters["properties"] == {
+        "x": {"type": "number"},
+        "pair": {"type": "array", "items": {"type": "integer"}},
+        "anything": {},
+    }
+    assert t.parse_arguments({"x": "2.5", "pair": "[1, 2]", "anything": [None]}) == {
+        "x": 2.5,
+        "pair": [1, 2],
+        "anything": [None],
+    }
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [[], {"type": "string"}, {"type": "object", "properties": {}, "required": ["missing"]}],
+)
+def test_bad_schemas_are_config_errors(parameters) -> None:
+    with pytest.raises(ConfigError):
+        Tool.from_schema("f", "Use it.", parameters)
+
+
+# --- parse_arguments --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "repairs"),
+    [
+        ('{"expression": "2+3"}', {"expression": "2+3"}, ()),
+        ({"expression": "2+3"}, {"expression": "2+3"}, ()),
+        ("2602000 / 8336000", {"expression": "2602000 / 8336000"}, ("plain_string",)),
+        ('"2 * 3"', {"expression": "2 * 3"}, ("bare_value",)),
+        ("15", {"expression": "15"}, ("bare_value", "number_to_string")),
+        ('```json\n{"expression": "1+1"}\n```', {"expression": "1+1"}, ("code_fence",)),
+        ("{'expression': '2*3',}", {"expression": "2*3"}, ("single_quotes", "trailing_comma")),
+        ('{"Expression": "2*3"}', {"expression": "2*3"}, ("parameter_name",)),
+        ('{"expression": "2*3"', {"expression": "2*3"}, ("truncated",)),
+        ('{"expression": 7}', {"expression": "7"}, ("number_to_string",)),
+    ],
+)
+def test_repairs_are_recorded(raw, expected: dict, repairs: tuple) -> None:
+    assert CALCULATOR.parse_arguments_with_repairs(raw) == (expected, repairs)
+
+
+def test_type_coercion_from_the_schema() -> None:
+    t = Tool.from_schema(
+        "f",
+        "Use it.",
+        {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "x": {"type": "number"},
+                "flag": {"type": "boolean"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "note": {"type": "string"},
+            },
+            "required": ["n"],
+        },
+    )
+    parsed, repairs = t.parse_arguments_with_repairs(
+        {"n": "3", "x": "1e3", "flag": "True", "tags": '["a"]', "note": None}
+    )
+    assert parsed == {"n": 3, "x": 1000.0, "flag": True, "tags": ["a"]}
+    assert set(repairs) == {
+        "string_to_integer", "string_to_number", "string_to_boolean", "string_to_array",
+        "drop_null",
+    }  # fmt: skip
+    assert t.parse_arguments({"n": 4.0}) == {"n": 4}
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragments"),
+    [
+        ('{"expr": "2+3"}', ['"expr": not a parameter', '"expression": missing']),
+        ("", ['"expression": expected a non-empty string, received "" (a string)']),
+        ('{"expression": "  "}', ["non-empty string"]),
+        ('{"expression": [1, 2]}', ['"expression": expected string, received [1, 2] (an array)']),
+        ('{"expression": NaN}', ["NaN is not a JSON number"]),
+        ('{"expression": "\\ud800"}', ["lone surrogate"]),
+        ('{"expression": "' + "1" * 10_001 + '"}', ["at most 10000 characters"]),
+        ('{"expression": true}', ['"expression": expected string, received true (a boolean)']),
+        ("{expression: 2+3}", ["not a JSON object"]),
+    ],
+)
+def test_argument_errors_name_parameter_expected_received_and_example(raw, fragments) -> None:
+    with pytest.raises(ToolArgumentError) as caught:
+        CALCULATOR.parse_arguments(raw)
+    message = str(caught.value)
+    assert message.startswith("Invalid Action Input for calculator:")
+    assert message.endswith('Correct example: {"expression": "2602000 / 8336000"}')
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_numeric_errors() -> None:
+    with pytest.raises(ToolArgumentError, match="a finite number"):
+        convert.parse_arguments({"amount": float("inf")})
+    with pytest.raises(ToolArgumentError, match="an integer of at most"):
+        convert.parse_arguments({"amount": 1, "digits": 10**30})
+    with pytest.raises(ToolArgumentError, match='"unit": expected one of "km", "mile"'):
+        convert.parse_arguments({"amount": 1, "unit": "parsec"})
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.one_of(st.text(max_size=200), st.dictionaries(st.text(max_size=12), _JSON, max_size=5)))
+def test_parse_arguments_raises_only_tool_argument_error(raw) -> None:
+    for t in (CALCULATOR, convert):
+        try:
+            parsed = t.parse_arguments(raw)
+        except ToolArgumentError:
+            continue
+        assert set(parsed) <= set(t.parameters["properties"])
+
+
+@given(
+    st.text(min_size=1, max_size=80).filter(lambda s: s.strip() and s.strip()[0] not in "{[\"'`")
+)
+def test_a_plain_string_is_never_lost(text: str) -> None:
+    try:
+        parsed = FACTS.parse_arguments(text)
+    except ToolArgumentError:
+        return
+    assert parsed["query"] in (text.strip(), text)
+
+
+# --- ToolBox ----------------------------------------------------------------------------------
+
+
+def _tool(name: str, fn, timeout: float | None = 0.2) -> Tool:
+    return Tool.from_schema(name, "Use it in tests.", {"type": "object", "properties": {}}, fn,
+                            timeout=timeout)  # fmt: skip
+
+
+def test_lookup_is_lenient_but_unique() -> None:
+    box = ToolBox([CALCULATOR, FACTS, _tool("uber.ride", lambda: 1)])
+    assert box.names == ("calculator", "lookup_fact", "uber.ride")
+    for name in ("Calculator", "`calculator`", '"lookup-fact"', "Uber.ride", "uber_ride",
+                 "UBER RIDE", "calculator()"):  # fmt: skip
+        assert box.resolve(name) is not None, name
+    assert box.resolve("calc") is None
+    assert box.suggest("calc") == "calculator"
+    assert box.suggest("lookupfacts") == "lookup_fact"
+    assert box.suggest("weather") is None
+
+
+def test_duplicate_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match="differ only in case"):
+        ToolBox([_tool("uber.ride", None), _tool("Uber_Ride", None)])
+    with pytest.raises(ConfigError, match="Tool objects"):
+        ToolBox([len])  # type: ignore[list-item]
+
+
+def test_call_success_records_arguments_repairs_and_time() -> None:
+    result = ToolBox(builtin_tools()).call("Calculator", "2602000 / 8336000")
+    assert (result.value, result.error, result.repairs) == (
+        2602000 / 8336000, None, ("plain_string",)
+    )  # fmt: skip
+    assert result.arguments == {"expression": "2602000 / 8336000"}
+    assert result.tool == "calculator" and result.seconds > 0
+
+
+def test_unknown_tool_lists_tools_and_closest() -> None:
+    result = ToolBox(builtin_tools()).call("calc", "2+2")
+    assert result.error_kind == "unknown_tool"
+    assert result.error == (
+        'Unknown tool "calc". Available tools: calculator, lookup_fact. Did you mean "calculator"?'
+    )
+
+
+def test_argument_error_becomes_a_result() -> None:
+    result = ToolBox(builtin_tools()).call("calculator", '{"expr": "1"}')
+    assert result.error_kind == "arguments"
+    assert "Correct example" in result.error and result.arguments == '{"expr": "1"}'
+
+
+def test_tool_exception_becomes_a_result() -> None:
+    result = ToolBox(builtin_tools()).call("calculator", "1/0")
+    assert result.error_kind == "exception"
+    assert result.error == "calculator failed: CalculatorError: division by zero"
+
+
+def test_hung_tool_times_out_and_the_run_goes_on() -> None:
+    release = threading.Event()
+    box = ToolBox([_tool("hang", lambda: release.wait(60))])
+    result = box.call("hang", "{}")
+    release.set()
+    assert result.error_kind == "timeout"
+    assert "did not finish within 0.2 seconds" in result.error
+
+
+def test_raising_tool_and_huge_result() -> None:
+    def boom() -> None:
+        raise RuntimeError("disk on fire")
+
+    box = ToolBox([_tool("boom", boom), _tool("big", lambda: "x" * 1_000_000)])
+    assert box.call("boom", "{}").error == "boom failed: RuntimeError: disk on fire"
+    big = box.call("big", "")
+    assert big.error is None and len(big.value) == 1_000_000
+
+
+def test_keyboard_interrupt_still_propagates() -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    for timeout in (0.5, None):
+        with pytest.raises(KeyboardInterrupt):
+            ToolBox([_tool("stop", interrupted, timeout)]).call("stop", "{}")
+
+
+def test_inline_tool_without_timeout() -> None:
+    caller = threading.get_ident()
+    box = ToolBox([_tool("where", threading.get_ident, None)])
+    assert box.call("where", "{}").value == caller
+
+
+def test_schema_only_tool_reports_instead_of_raising() -> None:
+    result = ToolBox([_tool("nofn", None)]).call("nofn", "{}")
+    assert result.error_kind == "exception" and "no function" in result.error
+
+
+def test_sleeping_tool_is_abandoned_not_waited_for() -> None:
+    box = ToolBox([_tool("sleepy", lambda: time.sleep(30))])
+    assert box.call("sleepy", "{}").error_kind == "timeout"
