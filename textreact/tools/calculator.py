@@ -15,7 +15,6 @@ literal, intermediate and final value (|x| <= 1e12), division by zero, and power
 from __future__ import annotations
 
 import ast
-import itertools
 import math
 import operator
 import re
@@ -47,7 +46,12 @@ _SYMBOLS: Final = str.maketrans(
 _TIMES_X: Final = re.compile(r"(?<=[\d)])\s+[xX]\s+(?=[\d(])")
 #: Thousands separators: groups of exactly three digits after a comma, e.g. `1,000,000.5`.
 _THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_OPERATOR: Final = re.compile(r"\*\*|[-+*/]")
+_EXPONENT_SIGN: Final = re.compile(r"[\d.][eE][-+]")
 _DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?(\d+))?")
+
+#: Exact values: ints while whole (fast), Fractions otherwise.
+Rational = int | Fraction
 
 _NAMES: Final[dict[type, str]] = {
     ast.Name: "names",
@@ -84,21 +88,24 @@ _NAMES: Final[dict[type, str]] = {
 }
 
 
-def _check(value: Fraction) -> Fraction:
-    if abs(value) > MAX_MAGNITUDE:
+def _check(value: Rational) -> Rational:
+    """Enforce the magnitude bound; keep whole values as ints (fast) and denominators small."""
+    if abs(value.numerator) > MAX_MAGNITUDE * value.denominator:
         raise CalculatorError(f"a value exceeds the limit of 1e12 in magnitude ({_show(value)})")
+    if value.denominator == 1:
+        return int(value.numerator)
     if value.denominator.bit_length() > _MAX_DENOMINATOR_BITS:
         return Fraction(float(value))
     return value
 
 
-def _divide(a: Fraction, b: Fraction) -> Fraction:
+def _divide(a: Rational, b: Rational) -> Rational:
     if b == 0:
         raise CalculatorError("division by zero")
-    return a / b
+    return Fraction(a, b)
 
 
-def _power(base: Fraction, exponent: Fraction) -> Fraction:
+def _power(base: Rational, exponent: Rational) -> Rational:
     if abs(exponent) > MAX_EXPONENT:
         raise CalculatorError(f"exponent {_show(exponent)} is too large (limit {MAX_EXPONENT})")
     if base == 0 and exponent < 0:
@@ -112,33 +119,33 @@ def _power(base: Fraction, exponent: Fraction) -> Fraction:
     bits = base.numerator.bit_length() + base.denominator.bit_length()
     if bits * abs(exponent) > 4 * _MAX_DENOMINATOR_BITS:
         return Fraction(float(base) ** int(exponent))
-    return base ** int(exponent)
+    return Fraction(base) ** int(exponent)
 
 
-_BINARY: Final[dict[type, Callable[[Fraction, Fraction], Fraction]]] = {
+_BINARY: Final[dict[type, Callable[[Rational, Rational], Rational]]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
     ast.Div: _divide,
     ast.Pow: _power,
 }
-_UNARY: Final[dict[type, Callable[[Fraction], Fraction]]] = {
+_UNARY: Final[dict[type, Callable[[Rational], Rational]]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
 }
 
 
-def _log10(value: Fraction) -> float:
+def _log10(value: Rational) -> float:
     """log10 of a nonzero value too large or too small for a float."""
     return math.log10(abs(value.numerator)) - math.log10(value.denominator)
 
 
-def _show(value: Fraction) -> str:
+def _show(value: Rational) -> str:
     return str(_result(value)) if abs(value) <= 10**15 else f"about 1e{_log10(value):.0f}"
 
 
-def _result(value: Fraction) -> int | float:
-    return value.numerator if value.denominator == 1 else float(value)
+def _result(value: Rational) -> int | float:
+    return int(value.numerator) if value.denominator == 1 else float(value)
 
 
 def _normalise(expression: str) -> str:
@@ -158,7 +165,7 @@ def _paren_depth(text: str) -> int:
     return deepest
 
 
-def _literal(node: ast.Constant, text: str) -> Fraction:
+def _literal(node: ast.Constant, text: str) -> Rational:
     value = node.value
     if isinstance(value, bool):
         raise CalculatorError(f"booleans are not allowed ({value})")
@@ -166,6 +173,8 @@ def _literal(node: ast.Constant, text: str) -> Fraction:
         kind = {str: "strings", bytes: "bytes", complex: "complex numbers"}.get(type(value))
         raise CalculatorError(f"{kind or type(value).__name__} are not allowed ({value!r:.40})")
     source = text[node.col_offset : node.end_col_offset]
+    if type(value) is int and source.isdigit():
+        return _check(value)
     match = _DECIMAL.fullmatch(source)
     if match is None:
         raise CalculatorError(f"only plain decimal numbers are allowed, not {source!r}")
@@ -175,37 +184,39 @@ def _literal(node: ast.Constant, text: str) -> Fraction:
 
 
 def _structure(tree: ast.Expression) -> None:
-    """Node count, then depth and allowlist, before anything is evaluated."""
-    expressions = (node for node in ast.walk(tree.body) if isinstance(node, ast.expr))
-    if sum(1 for _ in itertools.islice(expressions, MAX_NODES + 1)) > MAX_NODES:
-        raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
-    stack: list[tuple[ast.AST, int]] = [(tree.body, 1)]
+    """Node count, then depth, then the allowlist, all before anything is evaluated."""
+    count = deepest = 0
+    refused: ast.AST | None = None
+    stack: list[tuple[ast.expr, int]] = [(tree.body, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
-        if isinstance(node, ast.BinOp):
-            _allowed(node.op, _BINARY)
-        elif isinstance(node, ast.UnaryOp):
-            _allowed(node.op, _UNARY)
-        elif not isinstance(node, ast.Constant):
-            _allowed(node, {})
-        children = ast.iter_child_nodes(node)
-        stack.extend((child, depth + 1) for child in children if not isinstance(child, _OPS))
-
-
-_OPS: Final = (ast.operator, ast.unaryop, ast.expr_context)
-
-
-def _allowed(node: ast.AST, table: dict) -> None:
-    if type(node) not in table:
-        name = _NAMES.get(type(node), type(node).__name__)
-        if isinstance(node, ast.Name):
-            name = f"names ({node.id!r})"
+        count, deepest = count + 1, max(deepest, depth)
+        if count > MAX_NODES:
+            raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
+        if type(node) is ast.BinOp:
+            refused = refused or _refused(node.op, _BINARY)
+            stack += ((node.left, depth + 1), (node.right, depth + 1))
+        elif type(node) is ast.UnaryOp:
+            refused = refused or _refused(node.op, _UNARY)
+            stack.append((node.operand, depth + 1))
+        elif type(node) is not ast.Constant:
+            refused = refused or node
+            children = ast.iter_child_nodes(node)
+            stack += ((c, depth + 1) for c in children if isinstance(c, ast.expr))
+    if deepest > MAX_DEPTH:
+        raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
+    if refused is not None:
+        name = _NAMES.get(type(refused), type(refused).__name__)
+        if isinstance(refused, ast.Name):
+            name = f"names ({refused.id!r})"
         raise CalculatorError(f"{name} not allowed: use numbers, + - * / ** (or ^) and parentheses")
 
 
-def _evaluate(node: ast.expr, text: str) -> Fraction:
+def _refused(op: ast.AST, table: dict) -> ast.AST | None:
+    return None if type(op) in table else op
+
+
+def _evaluate(node: ast.expr, text: str) -> Rational:
     if isinstance(node, ast.Constant):
         return _literal(node, text)
     if isinstance(node, ast.UnaryOp):
@@ -243,6 +254,9 @@ def evaluate(expression: str) -> int | float:
     if not text.isprintable() or not text.isascii():
         bad = next(c for c in text if not (c.isprintable() and c.isascii()))
         raise CalculatorError(f"the character {bad!r} is not allowed")
+    if len(_OPERATOR.findall(text)) - len(_EXPONENT_SIGN.findall(text)) > MAX_NODES:
+        # each operator is an AST node: refuse before the parser builds hundreds of them
+        raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
     if _paren_depth(text) > MAX_DEPTH:
         raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
     try:

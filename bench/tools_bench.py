@@ -1,0 +1,92 @@
+"""Prints the calculator's time per expression (typical and adversarial inputs) and the argument
+repair's time per Action Input. Figures only; nothing here asserts a speed.
+
+    python bench/tools_bench.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+
+from textreact.errors import CalculatorError, ToolArgumentError
+from textreact.tools import builtin_tools
+from textreact.tools.calculator import evaluate
+
+TYPICAL = ["2 + 3", "15 * 37", "2602000 / 8336000", "(1 + 0.05) ** 10 * 1000", "0.1 + 0.2",
+           "1,000 + 2", "-(3 - 7) / 4 + 2 * (5 - 1)"]  # fmt: skip
+ADVERSARIAL = {
+    "2 MB of digits": "1" * 2_000_000,
+    "9**9**9": "9**9**9",
+    "RCE via __import__": "__import__('os').system('echo pwned')",
+    "class walk": "().__class__.__bases__[0].__subclasses__()",
+    "199 unary minus": "-" * 199 + "1",
+    "100 parentheses": "(" * 100 + "1" + ")" * 100,
+    "1e400": "1e400",
+    "1e12/1e-300": "1e12/1e-300",
+}
+REPAIRS = {
+    "strict JSON": '{"expression": "2 + 3"}',
+    "plain string": "2602000 / 8336000",
+    "code fence": '```json\n{"expression": "2 + 3"}\n```',
+    "python literal": "{'expression': '2 + 3',}",
+    "truncated": '{"expression": "2 + 3',
+    "wrong key case": '{"Expression": "2 + 3"}',
+    "bare number": "15",
+    "dict input": {"expression": "2 + 3"},
+}
+
+
+def per_call(fn: Callable[[], object], budget: float = 0.2) -> float:
+    """Seconds per call, the best of 5 rounds sized to fill `budget`."""
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        spent = time.perf_counter() - start
+        if spent > budget / 5 or calls > 1_000_000:
+            break
+        calls *= 4
+    rounds = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        rounds.append((time.perf_counter() - start) / calls)
+    return min(rounds)
+
+
+def _quietly(fn: Callable[[], object], errors: tuple[type[BaseException], ...]) -> Callable:
+    def run() -> None:
+        with contextlib.suppress(*errors):
+            fn()
+
+    return run
+
+
+def main() -> None:
+    print("calculator, typical (us per expression)")
+    typical = []
+    for expression in TYPICAL:
+        seconds = per_call(lambda e=expression: evaluate(e))
+        typical.append(seconds)
+        print(f"  {expression:<32} {seconds * 1e6:8.1f}")
+    print(f"  {'median':<32} {sorted(typical)[len(typical) // 2] * 1e6:8.1f}")
+    print("calculator, adversarial (us to reject)")
+    for label, expression in ADVERSARIAL.items():
+        seconds = per_call(_quietly(lambda e=expression: evaluate(e), (CalculatorError,)))
+        print(f"  {label:<32} {seconds * 1e6:8.1f}")
+    calculator = builtin_tools()[0]
+    print("parse_arguments for the calculator (us per input)")
+    baseline = per_call(lambda: calculator.parse_arguments(REPAIRS["strict JSON"]))
+    for label, raw in REPAIRS.items():
+        seconds = per_call(
+            _quietly(lambda r=raw: calculator.parse_arguments(r), (ToolArgumentError,))
+        )
+        print(f"  {label:<32} {seconds * 1e6:8.1f}  ({seconds / baseline:.1f}x strict JSON)")
+
+
+if __name__ == "__main__":
+    main()
