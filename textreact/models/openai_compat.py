@@ -14,17 +14,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import openai
-
 from textreact.errors import ConfigError, ModelError
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
+    import openai
     from openai.types.chat import ChatCompletion
 
     from textreact.models import Message
 
-__all__ = ["NativeToolsUnsupportedError", "OpenAICompatModel"]
+__all__ = ["NativeToolsUnsupportedError", "OpenAICompatModel", "sdk_fault", "server_message"]
 
 #: Where requests go when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -81,6 +80,8 @@ class OpenAICompatModel:
         #: False once the server has rejected `stop`; later requests leave it out.
         self.sends_stop = True
         self._api_key = api_key
+        import openai  # deferred: the SDK takes a moment to import
+
         self._client = openai.OpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
@@ -129,6 +130,8 @@ class OpenAICompatModel:
             request["tools"] = [dict(t) for t in tools]
         if stop and self.sends_stop:
             request["stop"] = list(stop)[:MAX_STOP_SEQUENCES]
+        import openai
+
         try:
             response = self._create(request)
         except (openai.OpenAIError, ValueError) as exc:
@@ -146,6 +149,8 @@ class OpenAICompatModel:
         self.close()
 
     def _create(self, request: dict[str, Any]) -> Any:
+        import openai
+
         try:
             return self._client.chat.completions.create(**request)
         except openai.BadRequestError as exc:
@@ -171,50 +176,27 @@ class OpenAICompatModel:
         return response
 
     def _error(self, exc: Exception, request: Mapping[str, Any]) -> ModelError:
-        url, message = self.base_url, _server_message(exc, self._api_key)
-        tries = f"{self.max_retries + 1} tries"
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelError(
-                f"the model server at {url} did not answer within {self.timeout:g} s ({tries}); "
-                "a slow local model needs a larger timeout, or the server is overloaded"
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return ModelError(
-                f"cannot reach the model server at {url} — is it running? e.g. `ollama serve` "
-                f"for Ollama; check the base URL and port ({message})"
-            )
-        if isinstance(exc, openai.AuthenticationError):
-            if self._api_key is None:
-                return ModelError(
-                    f"the model server at {url} needs an API key (HTTP 401) and none was given: "
-                    "pass api_key= (the textreact CLI reads --api-key or OPENAI_API_KEY)"
-                )
-            return ModelError(
-                f"the model server at {url} rejected the API key that was given (HTTP 401: "
-                f"{message}); check --api-key or OPENAI_API_KEY"
-            )
+        import openai
+
+        message = server_message(exc, self._api_key)
         if isinstance(exc, openai.BadRequestError) and "tools" in request and _names(exc, "tool"):
             return NativeToolsUnsupportedError(
-                f"model {self.model!r} at {url} does not support native tool calling "
+                f"model {self.model!r} at {self.base_url} does not support native tool calling "
                 f"(HTTP 400: {message}); use the text protocol"
             )
         if isinstance(exc, openai.NotFoundError) or (
             isinstance(exc, openai.BadRequestError) and _UNKNOWN_MODEL.search(message)
         ):
             return self._unknown_model(exc.status_code, message)
-        if isinstance(exc, openai.RateLimitError):
-            return ModelError(
-                f"the model server at {url} still refused with HTTP 429 Too Many Requests after "
-                f"{tries} ({message}); wait and rerun, or allow more max_retries"
-            )
-        if isinstance(exc, openai.APIStatusError):
-            after = f" after {tries}" if exc.status_code >= 500 else ""
-            return ModelError(
-                f"the model server at {url} failed with HTTP {exc.status_code}{after}: {message}"
-            )
-        return ModelError(
-            f"the model server at {url} sent a reply that is not valid JSON ({message}); check "
-            "that the base URL is the OpenAI-compatible endpoint, usually ending in /v1"
+        return sdk_fault(
+            openai,
+            exc,
+            url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            api_key=self._api_key,
+            key_variable="OPENAI_API_KEY",
+            start_hint="e.g. `ollama serve` for Ollama; ",
         )
 
     def _unknown_model(self, status: int, message: str) -> ModelError:
@@ -232,11 +214,64 @@ class OpenAICompatModel:
         )
 
     def _list_models(self) -> list[str]:
+        import openai
+
         try:
             page = self._client.with_options(max_retries=0).models.list()
             return sorted(m.id for m in page.data)
         except (openai.OpenAIError, ValueError, TypeError, AttributeError):
             return []  # the listing is a courtesy; the 404 is reported either way
+
+
+def sdk_fault(
+    sdk: Any,
+    exc: Exception,
+    *,
+    url: str,
+    timeout: float,
+    max_retries: int,
+    api_key: str | None,
+    key_variable: str,
+    start_hint: str = "",
+) -> ModelError:
+    """A fault of an official SDK (`openai` or `anthropic`: their exception classes share
+    names) as a ModelError that says what to do. Never shows the API key."""
+    message = server_message(exc, api_key)
+    tries = f"{max_retries + 1} tries"
+    if isinstance(exc, sdk.APITimeoutError):
+        return ModelError(
+            f"the model server at {url} did not answer within {timeout:g} s ({tries}); "
+            "a slow local model needs a larger timeout, or the server is overloaded"
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        return ModelError(
+            f"cannot reach the model server at {url} — is it running? {start_hint}"
+            f"check the base URL and port ({message})"
+        )
+    if isinstance(exc, sdk.AuthenticationError):
+        if api_key is None:
+            return ModelError(
+                f"the model server at {url} needs an API key (HTTP 401) and none was given: "
+                f"pass api_key= (the textreact CLI reads --api-key or {key_variable})"
+            )
+        return ModelError(
+            f"the model server at {url} rejected the API key that was given (HTTP 401: "
+            f"{message}); check --api-key or {key_variable}"
+        )
+    if isinstance(exc, sdk.RateLimitError):
+        return ModelError(
+            f"the model server at {url} still refused with HTTP 429 Too Many Requests after "
+            f"{tries} ({message}); wait and rerun, or allow more max_retries"
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        after = f" after {tries}" if exc.status_code >= 500 else ""
+        return ModelError(
+            f"the model server at {url} failed with HTTP {exc.status_code}{after}: {message}"
+        )
+    return ModelError(
+        f"the model server at {url} sent a reply that is not valid JSON ({message}); check "
+        "that the base URL is the API's endpoint (OpenAI-compatible ones usually end in /v1)"
+    )
 
 
 def _usage(usage: Any) -> Usage:
@@ -246,8 +281,11 @@ def _usage(usage: Any) -> Usage:
     return Usage(count("prompt_tokens"), count("completion_tokens"))
 
 
-def _server_message(exc: Exception, api_key: str | None) -> str:
+def server_message(exc: Exception, api_key: str | None) -> str:
+    """The server's own error message (or the exception's), with the API key blanked out."""
     body = getattr(exc, "body", None)
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        body = body["error"]  # Anthropic's envelope; the openai SDK unwraps its own
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         message = body["message"]
     elif isinstance(body, (Mapping, list)):
