@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from textreact import grammar, observation, prompt
-from textreact.errors import ConfigError, ModelError, ToolArgumentError
+from textreact.errors import ConfigError, ModelError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.models import ChatModel, Message
 from textreact.parser import parse
@@ -251,7 +250,7 @@ class _Run:
 
     def act(self, turn: Turn, step: Action) -> Turn:
         self.format_errors_in_row = self.truncations_in_row = 0
-        key = self.call_key(step)
+        key = self.agent.toolbox.call_key(step.tool, step.input)
         earlier = self.calls.get(key) if key is not None else None
         if earlier is not None:
             text = observation.repeated_call(
@@ -266,17 +265,6 @@ class _Run:
         if key is not None and not result.is_error:
             self.calls[key] = turn
         return turn
-
-    def call_key(self, step: Action) -> tuple[str, str] | None:
-        """The identity of a call, for spotting repeats; None when it would not run anyway."""
-        tool = self.agent.toolbox.resolve(step.tool)
-        if tool is None:
-            return None
-        try:
-            arguments = tool.parse_arguments(step.input)
-        except ToolArgumentError:
-            return None
-        return tool.name, json.dumps(arguments, sort_keys=True, default=str)
 
     def at_step_limit(self) -> None:
         self.stop("max_steps")

@@ -26,7 +26,6 @@ EMPTY_HINT = (
 _ERROR_HINTS = {
     "arguments": "Fix the Action Input as shown and call the tool again.",
     "unknown_tool": "Use one of the listed tool names exactly.",
-    "timeout": "The tool took too long. Try a simpler input or another tool.",
     "exception": "The tool failed. Check the input, or try another tool.",
 }
 

@@ -5,6 +5,7 @@ a ToolResult marked as an error, so nothing a tool does can stop the loop."""
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import threading
 import time
@@ -109,6 +110,19 @@ class ToolBox:
         return ToolResult(
             tool.name, arguments, error=error, error_kind=outcome, repairs=repairs, seconds=seconds
         )
+
+    def call_key(self, name: str, raw: str | dict[str, Any]) -> tuple[str, str] | None:
+        """The identity of a call after lookup and repair, so `Uber.ride {'n': '2'}` and
+        `uber_ride {"n": 2}` are one call; None when the call would not run anyway. The loops
+        use it to answer a repeated call from the earlier result instead of running it again."""
+        tool = self.resolve(name)
+        if tool is None:
+            return None
+        try:
+            arguments = tool.parse_arguments(raw)
+        except Exception:  # the call itself will report why; a key is only an optimisation
+            return None
+        return tool.name, json.dumps(arguments, sort_keys=True, default=str)
 
     def unknown_tool_message(self, name: str) -> str:
         shown = " ".join(str(name).split())[:60]
