@@ -66,6 +66,33 @@ KEYWORD_LINE: Final = regex.compile(
     regex.IGNORECASE | regex.MULTILINE | regex.VERSION1,
 )
 
+_INLINE_GROUPS = "|".join(
+    f"(?P<{name}>{'|'.join(regex.escape(LABELS[lang][name]) for lang in LANGUAGES)})"
+    for name in ALIASES
+)
+
+#: A keyword in the middle of a line, as in the one-line form `Thought: … Action: x Action
+#: Input: {…}`. Stricter than KEYWORD_LINE: only the canonical labels, in their canonical
+#: case, after a space or sentence punctuation, so ordinary prose rarely trips it.
+KEYWORD_INLINE: Final = regex.compile(
+    rf"(?<=[\s.,;!?。，；！？)）]|\*\*)(?:{_INLINE_GROUPS})[ \t]*[:：][ \t]*",
+    regex.VERSION1,
+)
+
+
+def _prefixes(word: str, shortest: int) -> str:
+    return "|".join(regex.escape(word[:n]) for n in range(len(word), shortest - 1, -1))
+
+
+#: What a stop sequence leaves behind when the server cuts the model off mid-word: the start of
+#: an Observation label on the last line (`\nObserv`, `\n**Obs`, `\n观`). Never an input.
+STOP_RESIDUE: Final = regex.compile(
+    rf"\n[ \t]*(?:\*\*|__|\#{{1,6}}[ \t]*)?"
+    rf"(?:{_prefixes(LABELS['en'][OBSERVATION], 3)}|{_prefixes(LABELS['zh'][OBSERVATION], 1)})"
+    rf"[ \t]*(?:\*\*)?[ \t]*\Z",
+    regex.IGNORECASE | regex.VERSION1,
+)
+
 #: Sent to the server so the model stops before writing its own observation. Four at most:
 #: OpenAI rejects more. The parser cuts any observation that slips through anyway.
 STOP_SEQUENCES: Final[tuple[str, ...]] = (
