@@ -39,7 +39,10 @@ class Outcome:
             return f"action {self.tool!r} with input {_show(self.input)}"
         if self.kind == "final":
             return f"final answer {self.answer!r}"
-        return f"{self.kind}{': ' + self.note if self.note else ''}"
+        if not self.note:
+            return self.kind
+        note = self.note.replace("\n", "\\n")  # one line, however long the parser's message
+        return f"{self.kind}: {note[:200]}{'…' if len(note) > 200 else ''}"
 
 
 @dataclass(frozen=True)
@@ -301,12 +304,13 @@ def _render_report(report: FuzzReport) -> str:
         ]
     failed = report.failed
     if failed:
-        rerun = " ".join(f"--family {name}" for name in failed)
+        every = set(failed) == set(FAMILIES)
+        rerun = "" if every else " --family " + " ".join(failed)
         lines += [
             "",
             f"{len(failed)} of {len(report.results)} families failed. "
             f"Reproduce: textreact fuzz --parser {report.parser} --seed {report.seed} "
-            f"--examples {report.examples} {rerun}",
+            f"--examples {report.examples}{rerun}",
         ]
     else:
         lines += ["", f"all {len(report.results)} families passed."]
