@@ -16,6 +16,10 @@ class ModelError(TextReactError, RuntimeError):
     """The model or its server failed in a way the run cannot recover from."""
 
 
+class NativeToolsUnsupportedError(ModelError):
+    """The server refused `tools=`: this model has no native tool calling (Ollama says so)."""
+
+
 class ScriptExhaustedError(ModelError):
     """A ScriptedModel was called more times than it has completions."""
 

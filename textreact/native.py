@@ -17,8 +17,7 @@ from typing import Any, Literal, Protocol
 
 from textreact import observation
 from textreact.agent import Result, StopReason
-from textreact.errors import ConfigError, ModelError, ToolArgumentError
-from textreact.models.openai_compat import NativeToolsUnsupportedError
+from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError, ToolArgumentError
 from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox, builtin_tools
 

@@ -4,14 +4,16 @@ list and the stop sequences and returns one Completion; everything else is the l
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
+    from textreact.models.anthropic import AnthropicModel
     from textreact.models.openai_compat import OpenAICompatModel
 
-__all__ = ["ChatModel", "Completion", "Message", "OpenAICompatModel", "Usage"]
+__all__ = ["AnthropicModel", "ChatModel", "Completion", "Message", "OpenAICompatModel", "Usage"]
 
 #: One chat message: {"role": "system" | "user" | "assistant", "content": str}.
 Message = dict[str, str]
@@ -26,10 +28,14 @@ class ChatModel(Protocol):
         ...
 
 
-def __getattr__(name: str) -> object:
-    # The OpenAI SDK is heavy to import; load it only when the client is asked for.
-    if name == "OpenAICompatModel":
-        from textreact.models.openai_compat import OpenAICompatModel
+_CLIENTS = {
+    "OpenAICompatModel": "textreact.models.openai_compat",
+    "AnthropicModel": "textreact.models.anthropic",
+}
 
-        return OpenAICompatModel
+
+def __getattr__(name: str) -> object:
+    # The clients pull in their SDKs: load them only when asked for.
+    if name in _CLIENTS:
+        return getattr(import_module(_CLIENTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

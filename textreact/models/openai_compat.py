@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact.errors import ConfigError, ModelError
+from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ MAX_STOP_SEQUENCES = 4
 _UNKNOWN_MODEL = re.compile(
     r"model.*(not exist|not found|unknown|no such)", re.IGNORECASE | re.DOTALL
 )
-
-
-class NativeToolsUnsupportedError(ModelError):
-    """The server refused `tools=`: this model has no native tool calling (Ollama says so)."""
 
 
 class OpenAICompatModel:
