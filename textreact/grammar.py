@@ -89,7 +89,7 @@ def _prefixes(word: str, shortest: int) -> str:
 STOP_RESIDUE: Final = regex.compile(
     rf"\n[ \t]*(?:\*\*|__|\#{{1,6}}[ \t]*)?"
     rf"(?:{_prefixes(LABELS['en'][OBSERVATION], 3)}|{_prefixes(LABELS['zh'][OBSERVATION], 1)})"
-    rf"[ \t]*(?:\*\*)?[ \t]*\Z",
+    rf"[ \t]*(?:\*\*|__)?\s*\Z",
     regex.IGNORECASE | regex.VERSION1,
 )
 
