@@ -103,7 +103,9 @@ def test_an_action_finished_before_the_cut_still_runs():
 
 
 def test_format_error_ladder_specific_then_rules_then_give_up():
-    model = ScriptedModel(["I should search for it.", "Still no format", "nope again"])
+    model = ScriptedModel(
+        ["I should search for it.", "Action: lookup_fact", "Thought: hmm, let me think"]
+    )
     result = Agent(model, max_format_errors=3).run("What is the population of Taipei?")
     model.assert_exhausted()
     assert result.stop_reason == "format_errors" and result.answer is None
@@ -114,7 +116,12 @@ def test_format_error_ladder_specific_then_rules_then_give_up():
 
 
 def test_a_good_step_resets_the_format_error_ladder():
-    script = ["no format", action("calculator", '{"expression": "1+1"}'), "no format", final("2")]
+    script = [
+        "I will search.",
+        action("calculator", '{"expression": "1+1"}'),
+        "Thought: hmm",
+        final("2"),
+    ]
     result = Agent(ScriptedModel(script), max_format_errors=2).run("q")
     assert (result.stop_reason, result.answer) == ("final_answer", "2")
 

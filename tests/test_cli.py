@@ -59,11 +59,11 @@ def test_run_reads_the_environment(capsys, monkeypatch):
     assert code == EXIT_OK
     request = server.posts[0]
     assert request.body["model"] == "env-model"
-    assert request.headers.get("Authorization") == "Bearer sk-env"
+    assert request.headers.get("authorization") == "Bearer sk-env"
 
 
 def test_run_without_an_answer_exits_1(capsys):
-    replies = [Reply(body=chat_completion("hmm")) for _ in range(3)]
+    replies = [Reply(body=chat_completion("I will look it up.")) for _ in range(3)]
     with FakeServer(replies) as server:
         code = main(["run", "q", "--base-url", server.base_url, "--model", "m"])
     assert code == EXIT_NO_ANSWER
