@@ -5,7 +5,6 @@ request so a test can assert what the loop sent."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 
 from textreact.errors import ScriptExhaustedError
@@ -18,7 +17,8 @@ class ScriptedModel:
 
     def __init__(self, completions: Sequence[str | Completion]) -> None:
         self.completions = [c if isinstance(c, Completion) else Completion(c) for c in completions]
-        #: Each request's message list, copied at the time of the call.
+        #: Each request's message list, copied at the time of the call (messages are flat
+        #: dicts of strings, so a copy of each dict is a full copy).
         self.requests: list[list[Message]] = []
         #: The stop sequences of each request.
         self.stops: list[tuple[str, ...]] = []
@@ -30,7 +30,7 @@ class ScriptedModel:
                 f"{len(self.completions)} completions; add completions to the script or check "
                 "why the loop asked for another turn"
             )
-        self.requests.append(copy.deepcopy(list(messages)))
+        self.requests.append([dict(message) for message in messages])
         self.stops.append(tuple(stop))
         return self.completions[len(self.requests) - 1]
 
