@@ -21,7 +21,7 @@ from textreact.errors import ConfigError
 DEFAULT_TOLERANCE = 1e-3
 
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-−])?(?P<digits>\d{1,3}(?:[,，  ]\d{3})+|\d+)(?P<frac>\.\d+)?"
+    r"(?<![A-Za-z0-9_.])(?P<sign>[-−])?(?P<digits>\d{1,3}(?:[,，  ]\d{3})+|\d+)(?P<frac>\.\d+)?"
     r"(?:[eE](?P<exp>[-+]?\d+))?"
     r"(?:\s*(?P<scale>thousand|million|billion|trillion|万|亿)(?![a-z]))?",
     re.IGNORECASE,
