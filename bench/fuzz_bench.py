@@ -1,8 +1,8 @@
 """Fuzz kit throughput: examples per second through `run_fuzz` with a trivial parser, so the
 figure is the generator's own cost (what a CI job pays on top of the parser under test).
 
-Also prints what the same completions cost through Hypothesis's engine, which is why the
-counting pass samples with a seeded Random and only shrinking goes through Hypothesis.
+Also prints what the same completions cost through Hypothesis's engine, which is why the runner
+samples with a seeded Random and shrinks by replaying recorded choices.
 
     python bench/fuzz_bench.py [--examples N]
 """

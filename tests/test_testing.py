@@ -4,6 +4,7 @@ textreact's own parser passing every family, and a naive parser failing the fami
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import unicodedata
 from types import SimpleNamespace
@@ -25,6 +26,7 @@ from textreact.testing import (
     arguments,
     check_parser,
     completions,
+    families,
     load_parser,
     matches,
     outcome,
@@ -34,6 +36,7 @@ from textreact.testing import (
     steps,
     tool_names,
 )
+from textreact.testing.draw import ReplayDrawer, shrink
 from textreact.testing.families import sample
 from textreact.testing.render import dump
 from textreact.testing.values import LETTERS
@@ -94,11 +97,24 @@ def test_every_family_draws_through_hypothesis(family: str) -> None:
     draws()
 
 
-def test_the_fast_sampler_replays_from_its_seed() -> None:
-    first = [c.text for c, _ in zip(sample("mixed", 3), range(20), strict=False)]
-    again = [c.text for c, _ in zip(sample("mixed", 3), range(20), strict=False)]
-    other = [c.text for c, _ in zip(sample("mixed", 4), range(20), strict=False)]
-    assert first == again != other
+def test_the_fast_sampler_replays_from_its_seed_and_its_choices() -> None:
+    def texts(seed: int) -> list[str]:
+        return [case.text for case, _ in itertools.islice(sample("mixed", seed), 20)]
+
+    assert texts(3) == texts(3) != texts(4)
+    for case, choices in itertools.islice(sample("mixed", 5), 20):
+        assert families.case(ReplayDrawer(choices), "mixed") == case
+
+
+def test_shrinking_replays_simpler_choices_down_to_the_noise() -> None:
+    case, choices = next((c, ch) for c, ch in sample("markdown", 0) if "**" in c.text)
+
+    def fails(drawer: ReplayDrawer) -> bool:
+        return "**" in families.case(drawer, "markdown").text
+
+    minimal = families.case(ReplayDrawer(shrink(choices, fails)), "markdown")
+    assert fails(ReplayDrawer(choices)) and minimal.text.count("**") > 0
+    assert len(minimal.text) <= len(case.text) and minimal.expected.thought is None
 
 
 def test_textreacts_parser_passes_every_family() -> None:

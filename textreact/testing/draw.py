@@ -1,15 +1,16 @@
-"""Two ways to make the same random choices: through Hypothesis, which shrinks a failure to a
-minimal example, and through `random.Random`, which is a hundred times faster for counting.
+"""Random choices for the generators, made three ways: through Hypothesis (the public,
+shrinkable strategies), through a seeded `random.Random` (the fuzz runner's counting pass,
+dozens of times faster than Hypothesis's engine), and by replaying recorded choices (the
+runner's shrinker, which minimises every failure the counting pass finds).
 
-Every generator in `values.py` and `families.py` is written once against `Drawer`; the public
-strategies interpret it with Hypothesis, the fuzz runner's counting pass with a seeded Random.
-Options are ordered simplest first, because Hypothesis shrinks a pick towards the first one."""
+Every generator in `values.py` and `families.py` is written once against `Drawer`. Options are
+ordered simplest first, because both shrinkers move a pick towards the first one."""
 
 from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TypeVar
 
 import hypothesis
@@ -32,27 +33,117 @@ class Drawer(Protocol):
 
 
 class RandomDrawer:
-    """Choices from a seeded `random.Random`: fast and reproducible, but no shrinking."""
+    """Choices from a seeded `random.Random`: fast and reproducible. It records every choice,
+    so that `shrink` can replay a failing example with simpler choices."""
 
     def __init__(self, rng: random.Random) -> None:
         self._rng = rng
+        self.choices: list[Any] = []
+
+    def _record(self, choice: T) -> T:
+        self.choices.append(choice)
+        return choice
 
     def pick(self, options: Sequence[T]) -> T:
-        return options[self._rng.randrange(len(options))]
+        return options[self._record(self._rng.randrange(len(options)))]
 
     def integer(self, low: int, high: int) -> int:
-        return self._rng.randint(low, high)
+        return self._record(self._rng.randint(low, high))
 
     def text(self, alphabet: str, min_size: int, max_size: int) -> str:
-        return "".join(self._rng.choices(alphabet, k=self._rng.randint(min_size, max_size)))
+        size = self._rng.randint(min_size, max_size)
+        return self._record("".join(self._rng.choices(alphabet, k=size)))
 
     def floating(self) -> float:
         if self._rng.random() < 0.25:
-            return self.pick(_SPECIAL_FLOATS) * self.pick((1, -1))
-        return self._rng.uniform(-1, 1) * 10 ** self._rng.randint(-20, 20)
+            value = self._rng.choice(_SPECIAL_FLOATS) * self._rng.choice((1, -1))
+        else:
+            value = self._rng.uniform(-1, 1) * 10 ** self._rng.randint(-20, 20)
+        return self._record(value)
 
     def reject(self) -> NoReturn:
         raise RuntimeError("a generator rejected 100 values in a row; its filter is too narrow")
+
+
+class Rejected(Exception):
+    """A replayed choice sequence drew a value its generator rejects."""
+
+
+class ReplayDrawer:
+    """Replays recorded choices, each clamped to what its draw allows; once they run out, every
+    draw takes its simplest value (the first option, the low end, the shortest text)."""
+
+    def __init__(self, choices: Sequence[Any]) -> None:
+        self._choices = choices
+        self._next = 0
+
+    def _take(self, kind: type) -> Any:
+        if self._next >= len(self._choices):
+            return None
+        choice = self._choices[self._next]
+        self._next += 1
+        return choice if type(choice) is kind else None
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[self.integer(0, len(options) - 1)]
+
+    def integer(self, low: int, high: int) -> int:
+        choice = self._take(int)
+        return choice if choice is not None and low <= choice <= high else low
+
+    def text(self, alphabet: str, min_size: int, max_size: int) -> str:
+        choice = self._take(str)
+        fits = choice is not None and min_size <= len(choice) <= max_size
+        return choice if fits and all(c in alphabet for c in choice) else alphabet[0] * min_size
+
+    def floating(self) -> float:
+        choice = self._take(float)
+        return 0.0 if choice is None else choice
+
+    def reject(self) -> NoReturn:
+        raise Rejected
+
+
+def shrink(choices: list[Any], fails: Callable[[Drawer], bool], budget: int = 2000) -> list[Any]:
+    """The simplest choice sequence found that still `fails`, greedily: delete blocks of
+    choices, then make single choices smaller, and start over after every success."""
+    best = choices
+    while budget > 0:
+        for candidate in _simpler(best):
+            budget -= 1
+            if budget <= 0:
+                break
+            try:
+                if fails(ReplayDrawer(candidate)):
+                    best = candidate
+                    break
+            except Rejected:
+                continue
+        else:
+            break
+    return best
+
+
+def _simpler(choices: list[Any]) -> Iterator[list[Any]]:
+    for size in (8, 4, 2, 1):
+        for i in range(len(choices) - size, -1, -1):
+            yield choices[:i] + choices[i + size :]
+    for i, choice in enumerate(choices):
+        for smaller in _smaller(choice):
+            yield [*choices[:i], smaller, *choices[i + 1 :]]
+            if type(choice) is int:  # a smaller count draws fewer items: drop some with it
+                yield from ([*choices[:i], smaller, *choices[i + 1 + n :]] for n in (1, 2, 4))
+
+
+def _smaller(choice: Any) -> Iterator[Any]:
+    if isinstance(choice, str) and choice:
+        yield ""
+        yield choice[: len(choice) // 2]
+        yield from (choice[:j] + choice[j + 1 :] for j in range(len(choice)))
+    elif type(choice) is int and choice != 0:
+        yield from (0, choice // 2, choice - 1) if choice > 0 else (0, -(-choice // 2), choice + 1)
+    elif isinstance(choice, float) and choice != 0.0:
+        yield from (0.0, float(round(choice)))
 
 
 class HypothesisDrawer:

@@ -268,8 +268,10 @@ def completions(family: str | None = None) -> st.SearchStrategy[Case]:
     return strategy(lambda d: case(d, name))
 
 
-def sample(family: str, seed: int) -> Iterator[Case]:
-    """Endless cases of `family` from a seeded Random: the fast path for counting passes."""
-    drawer = RandomDrawer(random.Random(f"textreact.testing:{seed}:{family}"))
+def sample(family: str, seed: int) -> Iterator[tuple[Case, list[Any]]]:
+    """Endless cases of `family` from a seeded Random, each with the choices that made it
+    (which `draw.shrink` can replay): the fast path for counting passes."""
+    rng = random.Random(f"textreact.testing:{seed}:{family}")
     while True:
-        yield case(drawer, family)
+        drawer = RandomDrawer(rng)
+        yield case(drawer, family), drawer.choices

@@ -1,11 +1,9 @@
 """Parser under test -> FuzzReport: runs each family's completions through a parse function,
 compares what comes back with the ground truth, and shrinks each family's first failure to a
-minimal completion. Reproducible from the seed: no example database, no time-dependent draws."""
+minimal completion by replaying its recorded choices. Everything follows from the seed."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import importlib
 import itertools
 import json
@@ -13,12 +11,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import seed as seeded
-
 from textreact.errors import ConfigError
 from textreact.steps import Action, FinalAnswer
-from textreact.testing.families import FAMILIES, Case, check_family, completions, sample
+from textreact.testing import draw, families
+from textreact.testing.draw import Drawer, ReplayDrawer
+from textreact.testing.families import FAMILIES, Case, check_family, sample
 
 ParseFn = Callable[[str], Any]
 
@@ -52,7 +49,7 @@ class Failure:
     text: str
     expected: Action | FinalAnswer
     got: Outcome
-    #: False when Hypothesis could not meet the failure again to shrink it.
+    #: False when the run was asked not to shrink (`shrink=False`).
     minimised: bool = False
 
 
@@ -204,58 +201,26 @@ def check_parser(
     return report
 
 
-class _Mismatch(Exception):
-    """Raised inside Hypothesis so that it shrinks the failing completion."""
-
-
 def _run_family(parse: ParseFn, name: str, examples: int, seed: int, shrink: bool) -> FamilyResult:
-    tally = {"passed": 0, "run": 0}
-    failures: list[Failure] = []
+    passed = 0
+    first: tuple[Case, list[Any]] | None = None
+    for case, choices in itertools.islice(sample(name, seed), examples):
+        if matches(case.expected, call(parse, case.text)):
+            passed += 1
+        elif first is None:
+            first = (case, choices)
+    if first is None:
+        return FamilyResult(name, passed, examples)
+    case, choices = first
+    if shrink:
 
-    def check(case: Case) -> bool:
-        got = call(parse, case.text)
-        if matches(case.expected, got):
-            return True
-        failures.append(Failure(case.text, case.expected, got))
-        return False
+        def fails(drawer: Drawer) -> bool:
+            candidate = families.case(drawer, name)
+            return not matches(candidate.expected, call(parse, candidate.text))
 
-    for case in itertools.islice(sample(name, seed), examples):
-        tally["run"] += 1
-        tally["passed"] += check(case)
-    if failures and shrink:
-
-        @_settings(examples, (Phase.generate, Phase.shrink))
-        @seeded(seed)
-        @given(completions(name))
-        def minimise(case: Case) -> None:
-            if not check(case):
-                raise _Mismatch
-
-        found = len(failures)
-        # _Mismatch, or Hypothesis's Flaky error for a parser that is not deterministic.
-        with contextlib.suppress(Exception):
-            minimise()
-        # Hypothesis replays the minimal failure last, so the last one recorded is the minimal
-        # one; if it never met a failure, the counting pass's first failure stands.
-        if len(failures) > found:
-            failures.append(dataclasses.replace(failures[-1], minimised=True))
-    return FamilyResult(name, tally["passed"], tally["run"], failures[-1] if failures else None)
-
-
-def _settings(examples: int, phases: tuple[Phase, ...]) -> settings:
-    """Fixed settings, independent of the caller's Hypothesis profile, so a seed replays."""
-    return settings(
-        settings.get_profile("default"),
-        max_examples=examples,
-        database=None,
-        derandomize=False,
-        deadline=None,
-        phases=phases,
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=False,
-        print_blob=False,
-        suppress_health_check=list(HealthCheck),
-    )
+        case = families.case(ReplayDrawer(draw.shrink(choices, fails)), name)
+    failure = Failure(case.text, case.expected, call(parse, case.text), minimised=shrink)
+    return FamilyResult(name, passed, examples, failure)
 
 
 def _name(parser: str | ParseFn) -> str:
