@@ -53,6 +53,8 @@ ALIASES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 _MARKUP = r"(?:\*\*|__|\*|_|`)?"
+#: What may stand before a keyword on its line: indentation, a quote or list marker, a heading.
+_LEAD = rf"[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?{_MARKUP}[ \t]*"
 _GROUPS = "|".join(f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in ALIASES.items())
 
 #: A keyword at the start of a line, with the decorations models put around it: indentation,
@@ -60,8 +62,7 @@ _GROUPS = "|".join(f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in A
 #: before the colon, an ASCII or full-width colon, and bold closing after the colon.
 #: The named group that matched tells which keyword it is; the match ends where the value begins.
 KEYWORD_LINE: Final = regex.compile(
-    rf"^[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?{_MARKUP}[ \t]*"
-    rf"(?:{_GROUPS})"
+    rf"^{_LEAD}(?:{_GROUPS})"
     rf"(?:[ \t]*\#?\d{{1,3}})?[ \t]*{_MARKUP}[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*",
     regex.IGNORECASE | regex.MULTILINE | regex.VERSION1,
 )
@@ -87,7 +88,7 @@ def _prefixes(word: str, shortest: int) -> str:
 #: What a stop sequence leaves behind when the server cuts the model off mid-word: the start of
 #: an Observation label on the last line (`\nObserv`, `\n**Obs`, `\n观`). Never an input.
 STOP_RESIDUE: Final = regex.compile(
-    rf"\n[ \t]*(?:\*\*|__|\#{{1,6}}[ \t]*)?"
+    rf"\n{_LEAD}(?:\*\*|__)?"
     rf"(?:{_prefixes(LABELS['en'][OBSERVATION], 3)}|{_prefixes(LABELS['zh'][OBSERVATION], 1)})"
     rf"[ \t]*(?:\*\*|__)?\s*\Z",
     regex.IGNORECASE | regex.VERSION1,

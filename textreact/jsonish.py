@@ -154,8 +154,12 @@ def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
             if _CONTROL.search(piece):
                 _note(repairs, "control_characters")
             piece = _close_string(piece, '"', repairs)
+            if "\\" in piece and not _json_string(piece):
+                piece = _python_string(piece, '"', repairs, "python_literal")
         elif kind == "sq":
-            piece = _python_string(piece, repairs)
+            piece = _python_string(
+                _close_string(piece, "'", repairs), "'", repairs, "single_quotes"
+            )
         elif kind == "key":
             piece = json.dumps(piece)
             _note(repairs, "unquoted_keys")
@@ -190,15 +194,23 @@ def _close_truncated(out: list[str], stack: list[str], last: str, repairs: list[
     return body + "".join(_CLOSERS[opener] for opener in reversed(stack))
 
 
-def _python_string(piece: str, repairs: list[str]) -> str:
-    piece = _close_string(piece, "'", repairs)
+def _json_string(piece: str) -> bool:
+    try:
+        json.loads(piece, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _python_string(piece: str, quote: str, repairs: list[str], repair: str) -> str:
+    """A Python string literal (its escapes: \\x01, \\', \\N{…}) as a JSON string."""
     try:
         value = ast.literal_eval(piece)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise JsonishError(f"cannot read the quoted string {piece[:40]!r}") from None
     if not isinstance(value, str):
         raise JsonishError(f"cannot read the quoted string {piece[:40]!r}")
-    _note(repairs, "single_quotes")
+    _note(repairs, repair)
     return json.dumps(value, ensure_ascii=False)
 
 
