@@ -121,3 +121,19 @@ def test_console_script_smoke():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kind"] == "final"
+
+
+def test_fuzz_passes_our_parser_and_fails_a_naive_one(capsys):
+    assert main(["fuzz", "--examples", "10", "--family", "canonical", "chinese"]) == EXIT_OK
+    assert "all 2 families passed" in capsys.readouterr().out
+    code = main(
+        ["fuzz", "--parser", "naive_parser:parse", "--examples", "10", "--family", "chinese"]
+    )
+    assert code == EXIT_NO_ANSWER
+    out = capsys.readouterr().out
+    assert "chinese" in out and "行动" in out
+
+
+def test_fuzz_with_a_bad_parser_spec_is_a_usage_error(capsys):
+    assert main(["fuzz", "--parser", "no_such_module_xyz:parse"]) == EXIT_USAGE
+    assert "no_such_module_xyz" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from textreact.errors import ConfigError, ModelError, TextReactError
 
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting, for in-process tests."""
     parser = build_parser()
@@ -67,10 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     pull.set_defaults(handler=cmd_pull)
 
     fuzz = commands.add_parser("fuzz", help="fuzz a ReAct parser with generated completions")
-    fuzz.add_argument("--parser", default="textreact.parser:parse", help="module:function")
-    fuzz.add_argument("--examples", type=int, default=200, help="examples per family")
-    fuzz.add_argument("--seed", type=int, default=0)
-    fuzz.add_argument("--family", action="append", help="only this family (repeatable)")
+    fuzz.add_argument(
+        "--parser",
+        default="textreact.parser:parse",
+        metavar="MODULE:FUNCTION",
+        help="the parser under test (default: textreact's own)",
+    )
+    fuzz.add_argument("--examples", type=int, default=200, metavar="N", help="per family")
+    fuzz.add_argument("--seed", type=int, default=0, metavar="S", help="reproduces a run")
+    fuzz.add_argument(
+        "--family",
+        action="extend",
+        nargs="+",
+        metavar="NAME",
+        help="only these families (docs/fuzzing.md lists them; an unknown name lists them too)",
+    )
     fuzz.set_defaults(handler=cmd_fuzz)
 
     compare = commands.add_parser("compare", help="text protocol vs native tool calls")
@@ -232,6 +244,10 @@ def cmd_fuzz(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             f"textreact fuzz needs Hypothesis ({exc}); "
             "install it with: pip install 'textreact[fuzz]'"
         ) from exc
+    # A console script does not put the working directory on sys.path; `--parser mymod:parse`
+    # should find mymod.py where the user stands.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     report = run_fuzz(args.parser, examples=args.examples, seed=args.seed, families=args.family)
     print(report.render())
     return EXIT_OK if report.ok else EXIT_NO_ANSWER
