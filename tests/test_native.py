@@ -170,3 +170,29 @@ def test_a_model_without_chat_is_refused_at_construction() -> None:
 
     with pytest.raises(ConfigError, match="chat"):
         NativeAgent(ScriptedModel(["x"]))
+
+
+def test_anthropic_tool_use_is_answered_with_tool_result_blocks() -> None:
+    pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+    from fakeserver import anthropic_message
+
+    from textreact.models.anthropic import AnthropicModel
+
+    use = anthropic_message("", stop_reason="tool_use")
+    use["content"] = [
+        {"type": "text", "text": "Let me compute."},
+        {"type": "tool_use", "id": "tu_1", "name": "calculator", "input": {"expression": "1/0"}},
+    ]
+    with FakeServer([Reply(body=use), Reply(body=anthropic_message("It is undefined."))]) as srv:
+        model = AnthropicModel("fake-claude", base_url=srv.url, max_retries=0)
+        result = NativeAgent(model).run("What is 1/0?")
+        sent = [post.body for post in srv.posts]
+    assert result.answer == "It is undefined." and result.steps[0].is_error
+    assert [t["name"] for t in sent[0]["tools"]] == ["calculator", "lookup_fact"]
+    assistant, answer = sent[1]["messages"][-2:]
+    assert assistant["content"][1] == {
+        "type": "tool_use", "id": "tu_1", "name": "calculator", "input": {"expression": "1/0"}
+    }  # fmt: skip
+    [block] = answer["content"]
+    assert block["tool_use_id"] == "tu_1" and block["is_error"] is True
+    assert block["content"] == result.steps[0].observation

@@ -1,5 +1,5 @@
-"""The same tools through native tool calling (OpenAI `tools=` / `tool_calls`), for comparison
-with the text protocol.
+"""The same tools through native tool calling (OpenAI `tools=` / `tool_calls`, or Anthropic
+`tool_use` / `tool_result`), for comparison with the text protocol.
 
 The loop returns the text agent's `Result`, one `Turn` per tool call, and every tool result goes
 back through `observation.observe`, so a comparison of the two measures the protocol, not the
@@ -36,7 +36,8 @@ Capability = Literal["supported", "rejected", "as_text", "no_call"]
 
 
 class NativeModel(Protocol):
-    """A client with the OpenAI chat-completions shape (`OpenAICompatModel`)."""
+    """A client with the OpenAI chat-completions shape (`OpenAICompatModel`); an
+    `AnthropicModel` (with `create(messages, *, tools)`) is accepted too."""
 
     def chat(
         self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None, stop: Sequence[str] = ()
@@ -93,6 +94,70 @@ def assistant_message(reply: Reply) -> dict[str, Any]:
     return message
 
 
+def anthropic_reply(response: Any) -> Reply:
+    """An Anthropic Message as a Reply: text blocks joined, `tool_use` blocks as calls."""
+    blocks = response.content
+    text = "".join(b.text for b in blocks if b.type == "text") or None
+    calls = tuple(
+        ToolCall(b.id, b.name, json.dumps(b.input, ensure_ascii=False))
+        for b in blocks
+        if b.type == "tool_use"
+    )
+    reason = response.stop_reason or "end_turn"
+    usage = Usage(
+        int(getattr(response.usage, "input_tokens", 0) or 0),
+        int(getattr(response.usage, "output_tokens", 0) or 0),
+    )
+    return Reply(text, calls, "length" if reason == "max_tokens" else reason, usage)
+
+
+class _OpenAI:
+    """OpenAI's `tools=`: calls in `tool_calls`, each answered by a `tool` message."""
+
+    @staticmethod
+    def specs(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        return [tool.openai_spec() for tool in tools]
+
+    @staticmethod
+    def ask(model: Any, messages: list[dict[str, Any]], specs: list[dict[str, Any]]) -> Reply:
+        return openai_reply(model.chat(messages, tools=specs))
+
+    assistant = staticmethod(assistant_message)
+
+    @staticmethod
+    def answer(call: ToolCall, text: str, is_error: bool) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": call.id, "content": text}
+
+
+class _Anthropic:
+    """Anthropic's `tool_use` blocks, each answered by a `tool_result` block (with `is_error`)
+    in a user turn; AnthropicModel merges consecutive user turns into one."""
+
+    @staticmethod
+    def specs(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        return [tool.anthropic_spec() for tool in tools]
+
+    @staticmethod
+    def ask(model: Any, messages: list[dict[str, Any]], specs: list[dict[str, Any]]) -> Reply:
+        return anthropic_reply(model.create(messages, tools=specs))
+
+    @staticmethod
+    def assistant(reply: Reply) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.content}] * bool(
+            reply.content
+        )
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": _decoded(c.arguments)}
+            for c in reply.calls
+        ]
+        return {"role": "assistant", "content": blocks or ""}
+
+    @staticmethod
+    def answer(call: ToolCall, text: str, is_error: bool) -> dict[str, Any]:
+        block = {"type": "tool_result", "tool_use_id": call.id, "content": text}
+        return {"role": "user", "content": [{**block, "is_error": is_error}]}
+
+
 def call_written_as_text(content: str | None, names: Sequence[str]) -> dict[str, Any] | None:
     """The tool call a model wrote as JSON in its text instead of as a native call, if any.
 
@@ -140,10 +205,15 @@ class NativeAgent:
         observation_limit: int = observation.DEFAULT_LIMIT,
         system: str | None = None,
     ) -> None:
-        if not callable(getattr(model, "chat", None)):
+        if callable(getattr(model, "chat", None)):
+            self.dialect: type[_OpenAI] | type[_Anthropic] = _OpenAI
+        elif callable(getattr(model, "create", None)):
+            self.dialect = _Anthropic
+        else:
             raise ConfigError(
                 f"native tool calling needs a model with a chat(messages, *, tools) method "
-                f"(OpenAICompatModel), got {type(model).__name__}"
+                f"(OpenAICompatModel) or create(messages, *, tools) (AnthropicModel), got "
+                f"{type(model).__name__}"
             )
         for name, value, least in (
             ("max_steps", max_steps, 1),
@@ -180,7 +250,8 @@ class _NativeRun:
 
     def __init__(self, agent: NativeAgent, question: str) -> None:
         self.agent = agent
-        self.specs = [tool.openai_spec() for tool in agent.toolbox.tools]
+        self.dialect = agent.dialect
+        self.specs = self.dialect.specs(agent.toolbox.tools)
         self.messages: list[dict[str, Any]] = []
         if agent.system:
             self.messages.append({"role": "system", "content": agent.system})
@@ -199,14 +270,14 @@ class _NativeRun:
         self.requests += 1
         started = time.perf_counter()
         try:
-            response = self.agent.model.chat(self.messages, tools=self.specs)
+            reply = self.dialect.ask(self.agent.model, self.messages, self.specs)
         except NativeToolsUnsupportedError as exc:
             self.error, self.stop_reason = f"{UNSUPPORTED}: {exc}", "model_error"
             return None
         except ModelError as exc:
             self.error, self.stop_reason = str(exc), "model_error"
             return None
-        return openai_reply(response), time.perf_counter() - started
+        return reply, time.perf_counter() - started
 
     def advance(self) -> None:
         asked = self.ask()
@@ -228,7 +299,7 @@ class _NativeRun:
         elif not (reply.content or "").strip():
             self.empty(first)
         else:
-            self.messages.append(assistant_message(reply))
+            self.messages.append(self.dialect.assistant(reply))
             as_text = call_written_as_text(reply.content, self.agent.toolbox.names)
             self.turns.append(dataclasses.replace(first, note="call_as_text" if as_text else None))
             self.answer, self.stop_reason = reply.content, "final_answer"
@@ -261,7 +332,7 @@ class _NativeRun:
     def act(self, reply: Reply, first: Turn) -> None:
         """Run each call of the message in order; each answer is a `tool` message with its id."""
         self.empty_in_row = self.truncations_in_row = 0
-        self.messages.append(assistant_message(reply))
+        self.messages.append(self.dialect.assistant(reply))
         for i, call in enumerate(reply.calls):
             turn = (
                 first
@@ -270,9 +341,7 @@ class _NativeRun:
             )
             turn = self.call(call, dataclasses.replace(turn, index=len(self.turns) + 1))
             self.turns.append(turn)
-            self.messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": turn.observation}
-            )
+            self.messages.append(self.dialect.answer(call, turn.observation or "", turn.is_error))
 
     def call(self, call: ToolCall, turn: Turn) -> Turn:
         step = Action(
@@ -311,7 +380,7 @@ class _NativeRun:
         text = reply.content or ""
         if text.strip() and not reply.calls and reply.finish_reason != "length":
             self.answer, self.best_effort = text, True
-        self.messages.append(assistant_message(reply))
+        self.messages.append(self.dialect.assistant(reply))
         self.turns.append(
             Turn(
                 index=len(self.turns) + 1,
