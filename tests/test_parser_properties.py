@@ -1,0 +1,66 @@
+"""Properties of parse(): it never raises, discarded_text is always a suffix, the canonical
+rendering round-trips in both languages, and noisy renderings still recover the step.
+Strategies come from textreact.testing, the same ones `textreact fuzz` uses."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from textreact.grammar import LANGUAGES, render_step
+from textreact.parser import parse
+from textreact.steps import Action
+from textreact.testing import completions, matches, outcome, steps
+
+#: Text built from the protocol's own pieces finds more corners than uniform text does.
+_PIECES = st.sampled_from(
+    ["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:", "行动：", "\n",
+     " ", "{", "}", "[", "]", '"', "'", ",", ":", "```", "```json\n", "<think>", "</think>",
+     "**", "#", "search", "None", "True", "\\", "Observ", "\x00", "\ud800", "(", ")", "x=1"]
+)  # fmt: skip
+hostile_texts = st.one_of(st.text(), st.lists(_PIECES, max_size=40).map("".join))
+
+
+@given(hostile_texts)
+def test_parse_never_raises_and_discards_a_suffix(text: str) -> None:
+    step = parse(text)
+    assert step.kind in {"action", "final", "error"}
+    assert text.endswith(step.discarded_text)
+    if step.kind == "error":
+        assert step.message and step.hint
+
+
+@given(steps(), st.sampled_from(LANGUAGES))
+def test_canonical_rendering_round_trips(step: object, lang: str) -> None:
+    parsed = parse(render_step(step, lang))
+    assert parsed == step
+    assert parsed.discarded_text == ""
+
+
+@given(completions("hallucinated_observation"))
+def test_a_hallucinated_continuation_is_discarded(case: object) -> None:
+    step = parse(case.text)
+    assert matches(case.expected, outcome(step)), step
+    assert step.discarded_text and case.text.endswith(step.discarded_text)
+
+
+@given(completions("partial_stop"))
+def test_a_stop_word_residue_is_not_input(case: object) -> None:
+    step = parse(case.text)
+    assert matches(case.expected, outcome(step)), step
+
+
+@given(completions("mixed"))
+def test_noisy_renderings_recover_the_step(case: object) -> None:
+    """Two to four noise families at once: markdown, case, full-width colons, Chinese keywords,
+    prose before and after, fences, Python dicts, think blocks, a hallucinated tail…
+    (The fuzz kit's ground truth has no thought for chatter before the first keyword, which
+    the parser keeps as the thought, so tool, input and answer are compared.)"""
+    step = parse(case.text)
+    assert matches(case.expected, outcome(step)), step
+
+
+@given(steps().filter(lambda s: isinstance(s, Action)), st.sampled_from(["", "\n", " "]))
+def test_one_line_rendering_recovers_the_action(step: Action, glue: str) -> None:
+    one_line = " ".join(render_step(step).split("\n"))
+    assert matches(step, outcome(parse(one_line + glue)))
