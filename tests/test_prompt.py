@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from textreact import grammar, prompt, tool
@@ -10,12 +12,18 @@ from textreact.parser import parse
 from textreact.tools import builtin_tools
 
 
+def section(text: str, name: str) -> str:
+    """The body of a `<name>` ... `</name>` section, each tag alone on its line."""
+    match = re.search(rf"^<{name}>\n(.*?)\n</{name}>$", text, re.DOTALL | re.MULTILINE)
+    assert match, f"no <{name}> section in:\n{text}"
+    return match.group(1)
+
+
 @pytest.mark.parametrize("lang", grammar.LANGUAGES)
 def test_system_prompt_has_tools_and_format_in_the_grammar_of_its_language(lang):
     tools = builtin_tools()
     text = prompt.system_prompt(tools, lang)
-    tools_part = text.split("<tools>")[1].split("</tools>")[0]
-    format_part = text.split("<format>")[1].split("</format>")[0]
+    tools_part, format_part = section(text, "tools"), section(text, "format")
     for t in tools:
         assert t.name in tools_part
     for keyword in grammar.KEYWORDS:
@@ -85,5 +93,5 @@ def test_user_tools_render_without_the_bundled_example():
     messages = prompt.opening_messages("Is example.org up?", [ping])
     assert len(messages) == 2
     system = messages[0]["content"]
-    assert "ping" in system.split("<tools>")[1] and "whether a host is up" in system
-    assert "Action Input: the tool's arguments as one JSON object, e.g. {" in system
+    assert "ping" in section(system, "tools") and "whether a host is up" in system
+    assert "Action Input: a JSON object with the tool's arguments, e.g. {" in system

@@ -116,7 +116,7 @@ def test_builtin_tools() -> None:
     assert [t.name for t in builtin_tools()] == ["calculator", "lookup_fact"]
     assert CALCULATOR.parameters["required"] == ["expression"]
     assert FACTS.parameters["required"] == ["query"]
-    assert CALCULATOR.example == {"expression": "2602000 / 8336000"}
+    assert CALCULATOR.example == {"expression": "(12 + 30) * 4"}
     assert "Use this" in CALCULATOR.description and "Use this" in FACTS.description
 
 
@@ -124,7 +124,7 @@ def test_text_spec_is_compact_and_complete() -> None:
     assert CALCULATOR.text_spec().splitlines() == [
         "calculator: " + CALCULATOR.description,
         "  expression (string, required): an arithmetic expression with + - * / ** and parentheses",
-        '  Example input: {"expression": "2602000 / 8336000"}',
+        '  Example input: {"expression": "(12 + 30) * 4"}',
     ]
     assert '  unit (one of "km", "mile", optional)' in convert.text_spec()
 
@@ -226,7 +226,7 @@ def test_type_coercion_from_the_schema() -> None:
 @pytest.mark.parametrize(
     ("raw", "fragments"),
     [
-        ('{"expr": "2+3"}', ['"expr": not a parameter', '"expression": missing']),
+        ('{"expr": "2+3", "x": 1}', ['"expr": not a parameter', '"expression": missing']),
         ("", ['"expression": expected a non-empty string, received "" (a string)']),
         ('{"expression": "  "}', ["non-empty string"]),
         ('{"expression": [1, 2]}', ['"expression": expected string, received [1, 2] (an array)']),
@@ -242,7 +242,7 @@ def test_argument_errors_name_parameter_expected_received_and_example(raw, fragm
         CALCULATOR.parse_arguments(raw)
     message = str(caught.value)
     assert message.startswith("Invalid Action Input for calculator:")
-    assert message.endswith('Correct example: {"expression": "2602000 / 8336000"}')
+    assert message.endswith('Correct example: {"expression": "(12 + 30) * 4"}')
     for fragment in fragments:
         assert fragment in message
 
@@ -331,9 +331,9 @@ def test_unknown_tool_lists_tools_and_closest() -> None:
 
 
 def test_argument_error_becomes_a_result() -> None:
-    result = ToolBox(builtin_tools()).call("calculator", '{"expr": "1"}')
+    result = ToolBox(builtin_tools()).call("calculator", '{"expression": ""}')
     assert result.error_kind == "arguments"
-    assert "Correct example" in result.error and result.arguments == '{"expr": "1"}'
+    assert "Correct example" in result.error and result.arguments == '{"expression": ""}'
 
 
 def test_tool_exception_becomes_a_result() -> None:
@@ -384,3 +384,12 @@ def test_schema_only_tool_reports_instead_of_raising() -> None:
 def test_sleeping_tool_is_abandoned_not_waited_for() -> None:
     box = ToolBox([_tool("sleepy", lambda: time.sleep(30))])
     assert box.call("sleepy", "{}").error_kind == "timeout"
+
+
+def test_a_lone_argument_under_another_name_is_renamed_for_a_one_parameter_tool() -> None:
+    lookup = next(t for t in builtin_tools() if t.name == "lookup_fact")
+    parsed, repairs = lookup.parse_arguments_with_repairs('{"expression": "capital of Japan"}')
+    assert (parsed, repairs) == ({"query": "capital of Japan"}, ("renamed_parameter",))
+    # Two arguments, or a tool of several parameters: nothing is guessed.
+    with pytest.raises(ToolArgumentError, match='"expression": not a parameter'):
+        lookup.parse_arguments({"expression": "x", "other": "y"})

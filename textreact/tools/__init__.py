@@ -23,7 +23,7 @@ def builtin_tools() -> list[Tool]:
         _one_string("expression", "an arithmetic expression with + - * / ** and parentheses"),
         evaluate,
         timeout=2.0,
-        example={"expression": "2602000 / 8336000"},
+        example={"expression": "(12 + 30) * 4"},
     )
     facts = Tool.from_schema(
         "lookup_fact",
@@ -32,7 +32,7 @@ def builtin_tools() -> list[Tool]:
         _one_string("query", "the fact to look up, in a few words"),
         lookup_fact,
         timeout=2.0,
-        example={"query": "population of Taipei"},
+        example={"query": "capital of France"},
     )
     return [calculator, facts]
 

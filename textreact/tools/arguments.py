@@ -309,8 +309,22 @@ def check_arguments(
         if not check.problems:
             check.problems.append(f"expected a JSON object of arguments, received {_show(value)}")
         return {}, tuple(check.repairs), check.problems
-    arguments = conform_object(value, schema, "", check)
+    arguments = conform_object(_rename_lone_argument(value, schema, check), schema, "", check)
     return arguments, tuple(check.repairs), check.problems
+
+
+def _rename_lone_argument(value: dict, schema: dict[str, Any], check: _Check) -> dict:
+    """One argument under another name, for a tool of one parameter, is that parameter: small
+    models copy the name from another tool's example (`{"expression": "capital of Japan"}` for
+    lookup_fact). Nothing is lost or guessed, so it is renamed rather than refused."""
+    properties = schema.get("properties", {})
+    if len(properties) != 1 or len(value) != 1 or schema.get("additionalProperties"):
+        return value
+    ((name, _),), ((given, item),) = properties.items(), value.items()
+    if _key(str(given)) == _key(name):
+        return value
+    check.repair("renamed_parameter")
+    return {name: item}
 
 
 def _decode(raw: str, schema: dict[str, Any], check: _Check) -> object:
