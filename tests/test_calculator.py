@@ -135,9 +135,7 @@ def _expressions() -> st.SearchStrategy[tuple[str, Fraction | None]]:
 
     def extend(children: st.SearchStrategy) -> st.SearchStrategy:
         binary = st.tuples(children, st.sampled_from("+-*/"), children).map(_binary)
-        unary = st.tuples(st.sampled_from("+-"), children).map(
-            lambda p: (f"{p[0]}({p[1][0]})", _checked(-p[1][1] if p[0] == "-" else p[1][1]))
-        )
+        unary = st.tuples(st.sampled_from("+-"), children).map(_unary)
         return binary | unary
 
     return st.recursive(_numbers(), extend, max_leaves=8)
@@ -150,6 +148,14 @@ def _binary(parts: tuple) -> tuple[str, Fraction | None]:
         return text, None
     value = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else None}[op]
     return text, _checked(value)
+
+
+def _unary(parts: tuple) -> tuple[str, Fraction | None]:
+    sign, (operand, value) = parts
+    text = f"{sign}({operand})"
+    if value is None:  # an error inside stays an error
+        return text, None
+    return text, _checked(-value if sign == "-" else value)
 
 
 def _checked(value: Fraction | None) -> Fraction | None:

@@ -53,4 +53,4 @@ def test_wheel_ships_prompts_and_data_and_works_from_a_plain_install(tmp_path):
     assert done.returncode == 0, done.stderr
     location, count, start = json.loads(done.stdout)
     assert location.startswith(str(target))
-    assert count == 8 and start.startswith("你是")
+    assert count == 8 and "每次回复只写一步" in start
