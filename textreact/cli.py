@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -182,22 +183,25 @@ class LiveView:
             )
 
     def show_turn(self, turn: Any) -> None:
-        head = self.style(f"[{turn.index}]", "1")
+        number = f"[{turn.index}]"
+        lines = []
         if turn.thought:
-            self.write(f"{head} {self.style('Thought:', '36')} {turn.thought}")
-            head = " " * len(f"[{turn.index}]")
+            lines.append(f"{self.style('Thought:', '36')} {turn.thought}")
         if turn.tool is not None:
             call = json.dumps(turn.input, ensure_ascii=False)
-            self.write(f"{head} {self.style('Action:', '33')} {turn.tool} {call}")
+            lines.append(f"{self.style('Action:', '33')} {turn.tool} {call}")
         elif turn.step.kind == "final":
-            self.write(f"{head} {self.style('Final Answer:', '32')} {turn.step.answer}")
+            lines.append(f"{self.style('Final Answer:', '32')} {turn.step.answer}")
         elif turn.step.kind == "error":
-            self.write(f"{head} {self.style('Format error:', '31')} {turn.step.message}")
+            lines.append(f"{self.style('Format error:', '31')} {turn.step.message}")
         if turn.observation is not None:
             label = self.style("Observation:", "31" if turn.is_error else "35")
             tool_s = turn.result.seconds if turn.result is not None else 0.0
             timing = self.style(f"({turn.model_seconds:.2f} s model, {tool_s:.3f} s tool)", "2")
-            self.write(f"{' ' * len(f'[{turn.index}]')} {label} {turn.observation} {timing}")
+            lines.append(f"{label} {turn.observation} {timing}")
+        pad = " " * (len(number) + 1)
+        text = textwrap.indent("\n".join(lines), pad)
+        self.write(self.style(number, "1") + text[len(number) :])
 
     def write(self, text: str) -> None:
         print(text, file=self.out, flush=True)
