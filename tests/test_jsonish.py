@@ -15,6 +15,8 @@ from textreact.jsonish import MAX_DEPTH, JsonishError, decode, loads
 REPAIRED = [
     ('{"q": "x", "n": 2}', {"q": "x", "n": 2}, ()),
     ('```json\n{"q": "x"}\n```', {"q": "x"}, ("code_fence",)),
+    ('```json\n{"q": "a ``` b"}\n```', {"q": "a ``` b"}, ("code_fence",)),
+    ('```json {"q": "x"}```', {"q": "x"}, ("code_fence",)),
     ('```\n{"q": "x"}\n```\nThat should work.', {"q": "x"}, ("code_fence", "trailing_text")),
     ('{"q": "x"} I hope this helps!', {"q": "x"}, ("trailing_text",)),
     ('Arguments: {"q": "x"}', {"q": "x"}, ("leading_text",)),

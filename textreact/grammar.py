@@ -74,9 +74,10 @@ _INLINE_GROUPS = "|".join(
 
 #: A keyword in the middle of a line, as in the one-line form `Thought: … Action: x Action
 #: Input: {…}`. Stricter than KEYWORD_LINE: only the canonical labels, in their canonical
-#: case, after a space or sentence punctuation, so ordinary prose rarely trips it.
+#: case, after a space or sentence punctuation (not a newline: that is KEYWORD_LINE's), so
+#: ordinary prose rarely trips it.
 KEYWORD_INLINE: Final = regex.compile(
-    rf"(?<=[\s.,;!?。，；！？)）]|\*\*)(?:{_INLINE_GROUPS})[ \t]*[:：][ \t]*",
+    rf"(?<=[ \t.,;!?。，；！？)）]|\*\*)(?:{_INLINE_GROUPS})[ \t]*[:：][ \t]*",
     regex.VERSION1,
 )
 

@@ -31,7 +31,9 @@ class Decoded(NamedTuple):
     end: int
 
 
-_FENCE = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+#: A code fence; it closes at ``` after a newline or a closing bracket, so that a ``` inside a
+#: JSON string does not end it.
+_FENCE = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?(.*?)(?:(?<=[\n}\]])[ \t]*```|\Z)", re.DOTALL)
 _OPENERS = re.compile(r"[{\[]")
 #: One token of JSON-like text. Strings are closed or run to the end (a truncated text); a word
 #: followed by a colon is an unquoted key; a comma before a closer is a trailing comma.
@@ -64,13 +66,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _strict(text: str, *, allow_control: bool = False) -> object:
-    return json.loads(
-        text,
-        strict=not allow_control,
-        parse_constant=_reject_constant,
-        parse_float=_finite_float,
+#: Built once: json.loads with hooks builds a new decoder on every call.
+_DECODERS = {
+    strict: json.JSONDecoder(
+        strict=strict, parse_constant=_reject_constant, parse_float=_finite_float
     )
+    for strict in (True, False)
+}
+
+
+def _strict(text: str, *, allow_control: bool = False) -> object:
+    return _DECODERS[not allow_control].decode(text)
 
 
 def loads(text: str, *, max_chars: int = 20_000) -> tuple[object, tuple[str, ...]]:

@@ -18,7 +18,8 @@ from textreact.steps import Action, FinalAnswer, FormatError, Step
 #: Characters examined for keywords after the leading reasoning block. A ReAct step is a few
 #: hundred characters; past this a Final Answer simply runs to the end of the text.
 SCAN_LIMIT = 16_384
-#: Seconds any one regex scan may take before the completion is refused (it never should).
+#: Seconds the scan of the window may take before the completion is refused (it never should:
+#: every pattern here is linear). Only that one scan carries it, as a timeout costs ~7 us a call.
 REGEX_TIMEOUT = 0.5
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _NO_ACTION = frozenset(
@@ -47,6 +48,17 @@ _FRAGMENT_END = regex.compile(
     regex.IGNORECASE,
 )
 _SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s+")
+_HAN = regex.compile(r"\p{Han}")
+_FENCED = regex.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?```", regex.DOTALL)
+_PLAIN_NAME = regex.compile(r"\w(?:[\w .\-/]*\w)?")
+#: Any spelling of any keyword, matched on ASCII-lowercased text: a cheap scan that finds the
+#: few lines worth trying KEYWORD_LINE on (it costs microseconds a line, even blank ones).
+_KEYWORD_ANYWHERE = regex.compile("|".join(s for group in grammar.ALIASES.values() for s in group))
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+#: Windows up to this long are scanned line by line directly; longer ones through the prefilter.
+_SHORT = 2_000
+#: The most a keyword may be indented or decorated (`> - ### **`) and still start its line.
+_MAX_LEAD = 40
 
 
 class _Token(NamedTuple):
@@ -72,20 +84,23 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        residue = grammar.STOP_RESIDUE.search(text, max(0, len(text) - 40), timeout=REGEX_TIMEOUT)
+        residue = grammar.STOP_RESIDUE.search(text, max(0, len(text) - 40))
         self.end = residue.start() if residue else len(text)
         self.start = _reasoning_end(text)
         self.stop = min(self.end, (self.start or 0) + SCAN_LIMIT)
         self.masks = _think_blocks(text, self.start or 0, self.stop)
+        #: Whether any keyword is written mid-line; most completions have none.
+        self.inline = (
+            self.start is not None
+            and grammar.KEYWORD_INLINE.search(text, self.start, self.stop) is not None
+        )
 
     def step(self) -> Step:
         if self.start is None:
             return _error("the completion is all reasoning: <think> was never closed", "en")
-        tokens = self._tokens()
-        lang = next((t.lang for t in tokens if t.kind), _lang_of(self.text[self.start : self.stop]))
-        decision = next(
-            (i for i, t in enumerate(tokens) if t.kind == grammar.FINAL_ANSWER or self._acts(t)),
-            None,
+        tokens, decision = self._tokens()
+        lang = next((t.lang for t in tokens if t.kind), None) or _lang_of(
+            self.text[self.start : self.stop]
         )
         if decision is not None and tokens[decision].kind == grammar.ACTION:
             return self._action(tokens, decision, lang)
@@ -102,8 +117,9 @@ class _Reader:
 
     # -- tokens ---------------------------------------------------------------------------
 
-    def _tokens(self) -> list[_Token]:
-        """Keyword tokens up to the decision: the first action's input, or the first answer."""
+    def _tokens(self) -> tuple[list[_Token], int | None]:
+        """Keyword tokens up to the decision (the first action's input, or the first answer),
+        and the index of the deciding token."""
         found: list[_Token] = []
         decided: int | None = None
         for token in self._scan():
@@ -112,14 +128,12 @@ class _Reader:
                 decided = len(found) - 1
             if decided is not None and len(found) - decided >= 2:
                 break
-        return found
+        return found, decided
 
     def _scan(self) -> Iterator[_Token]:
-        # The window is sliced so that `^` also matches right after a closing </think>.
         offset = self.start or 0
-        window = self.text[offset : self.stop]
         kind, start, value, lang = None, offset, offset, "en"
-        for match in grammar.KEYWORD_LINE.finditer(window, timeout=REGEX_TIMEOUT):
+        for match in self._keyword_lines():
             if self._masked(offset + match.start()):
                 continue
             yield from self._split(kind, start, value, offset + match.start(), lang)
@@ -128,6 +142,27 @@ class _Reader:
             start, value = offset + match.start(), offset + match.end()
         yield from self._split(kind, start, value, self.stop, lang)
 
+    def _keyword_lines(self) -> Iterator[regex.Match[str]]:
+        """KEYWORD_LINE matches in the window, tried only on lines where a keyword appears. The
+        window is sliced so that `^` also matches right after a closing </think>."""
+        window = self.text[self.start or 0 : self.stop]
+        if len(window) <= _SHORT:
+            yield from grammar.KEYWORD_LINE.finditer(window)
+            return
+        lowered = window.translate(_ASCII_LOWER)
+        line_end = -1
+        for candidate in _KEYWORD_ANYWHERE.finditer(lowered, timeout=REGEX_TIMEOUT):
+            at = candidate.start()
+            if at <= line_end:
+                continue
+            line_start = window.rfind("\n", 0, at) + 1
+            line_end = window.find("\n", at)
+            line_end = len(window) if line_end < 0 else line_end
+            if at - line_start <= _MAX_LEAD:
+                match = grammar.KEYWORD_LINE.match(window, line_start)
+                if match:
+                    yield match
+
     def _split(
         self, kind: str | None, start: int, value: int, end: int, lang: str
     ) -> Iterator[_Token]:
@@ -135,14 +170,14 @@ class _Reader:
         An Action Input's JSON is skipped first, so a keyword inside one of its strings stays."""
         while kind != grammar.FINAL_ANSWER:
             search_from = value
+            if not self.inline or grammar.KEYWORD_INLINE.search(self.text, value, end) is None:
+                break
             if kind == grammar.ACTION_INPUT:
                 search_from += _json_end(self.text[value:end])
             inline = next(
                 (
                     m
-                    for m in grammar.KEYWORD_INLINE.finditer(
-                        self.text, search_from, end, timeout=REGEX_TIMEOUT
-                    )
+                    for m in grammar.KEYWORD_INLINE.finditer(self.text, search_from, end)
                     if not self._masked(m.start())
                 ),
                 None,
@@ -192,14 +227,10 @@ class _Reader:
         if written.startswith(("{", "```")) and (blob := self._blob(token, tokens, at, thought)):
             return blob
         following = tokens[at + 1] if at + 1 < len(tokens) else None
-        call = _call(written)
-        if (
-            following is not None
-            and following.kind == grammar.ACTION_INPUT
-            and (self._value(following) or call is None)
-        ):
+        raw = self._value(following) if following and following.kind == grammar.ACTION_INPUT else ""
+        call = None if raw else _call(written)
+        if following is not None and following.kind == grammar.ACTION_INPUT and call is None:
             tool = _tool_name(_CALL.sub(r"\g<name>", written) if "(" in written else written)
-            raw = self._value(following)
             value, repairs = _input(raw)
             end = following.end
         else:
@@ -312,7 +343,7 @@ def _think_blocks(text: str, start: int, stop: int) -> list[tuple[int, int]]:
 
 
 def _lang_of(label: str) -> str:
-    return "en" if label.isascii() else "zh" if regex.search(r"\p{Han}", label[:2000]) else "en"
+    return "en" if label.isascii() else "zh" if _HAN.search(label[:2000]) else "en"
 
 
 def _json_end(segment: str) -> int:
@@ -325,6 +356,8 @@ def _json_end(segment: str) -> int:
 def _tool_name(written: str) -> str:
     """`[search]`, `` `search` ``, `**search**.` -> `search`; spaces inside a name are kept."""
     name = written.strip().split("\n", 1)[0].strip()
+    if _PLAIN_NAME.fullmatch(name):
+        return name
     for _ in range(3):
         name = name.rstrip(".,:;").strip()
         for left, right in _WRAPPERS:
@@ -356,7 +389,7 @@ def _input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
     try:
         value, repairs = jsonish.loads(raw)
     except jsonish.JsonishError:
-        fence = regex.fullmatch(r"```[\w-]*[ \t]*\n?(.*?)\n?```", raw, regex.DOTALL)
+        fence = _FENCED.fullmatch(raw)
         if fence:
             return _unquote(fence.group(1).strip())[0], ("code_fence",)
         return _unquote(raw)

@@ -1,0 +1,203 @@
+"""Parse speed and accuracy on tests/corpus, side by side with LangChain's and LlamaIndex's
+ReAct output parsers when the `bench` extra is installed; growth on pathological inputs; and
+the start-up cost of `import textreact`.
+
+    python bench/parse_bench.py [--repeat N]
+
+Accuracy compares kind, tool, input and answer only (not thoughts or hints), the same way for
+every parser; a parser that raises is counted as reporting an error. A string input a peer
+passes on counts as right when it decodes to the expected arguments, since its agent would
+hand that string to the tool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from corpus import load, mismatch  # noqa: E402
+
+from textreact.parser import parse  # noqa: E402
+
+Outcome = tuple[str, Any, Any, Any]  # kind, tool, input, answer
+Reader = Callable[[str], Outcome]
+
+
+def textreact_reader(text: str) -> Outcome:
+    step = parse(text)
+    return (
+        step.kind,
+        getattr(step, "tool", None),
+        getattr(step, "input", None),
+        getattr(step, "answer", None),
+    )
+
+
+def langchain_reader() -> Reader | None:
+    try:
+        from langchain_classic.agents.output_parsers import ReActSingleInputOutputParser
+        from langchain_core.agents import AgentAction
+    except ImportError:
+        return None
+    peer = ReActSingleInputOutputParser()
+
+    def read(text: str) -> Outcome:
+        try:
+            result = peer.parse(text)
+        except Exception:  # OutputParserException and whatever else the peer raises
+            return "error", None, None, None
+        if isinstance(result, AgentAction):
+            return "action", result.tool, result.tool_input, None
+        return "final", None, None, result.return_values.get("output")
+
+    return read
+
+
+def llamaindex_reader() -> Reader | None:
+    try:
+        from llama_index.core.agent.react.output_parser import ReActOutputParser
+        from llama_index.core.agent.react.types import ActionReasoningStep
+    except ImportError:
+        return None
+    peer = ReActOutputParser()
+
+    def read(text: str) -> Outcome:
+        try:
+            result = peer.parse(text)
+        except Exception:  # ValueError and whatever else the peer raises
+            return "error", None, None, None
+        if isinstance(result, ActionReasoningStep):
+            return "action", result.action, result.action_input, None
+        return "final", None, None, getattr(result, "response", None)
+
+    return read
+
+
+def same_input(expected: Any, got: Any) -> bool:
+    if got == expected:
+        return True
+    if isinstance(expected, dict) and isinstance(got, str):
+        try:
+            return json.loads(got) == expected
+        except ValueError:
+            return False
+    if isinstance(expected, str) and isinstance(got, dict) and len(got) == 1:
+        return next(iter(got.values())) == expected
+    return isinstance(expected, str) and isinstance(got, str) and got.strip() == expected
+
+
+def correct(expected: dict[str, Any], got: Outcome) -> bool:
+    kind, tool, value, answer = got
+    if kind != expected["kind"]:
+        return False
+    if kind == "action":
+        return (
+            isinstance(tool, str)
+            and tool.strip() == expected["tool"]
+            and same_input(expected["input"], value)
+        )
+    if kind == "final":
+        return isinstance(answer, str) and answer.strip() == expected["answer"]
+    return True
+
+
+def per_completion_us(read: Reader, texts: list[str], repeat: int) -> float:
+    """Best of `repeat` passes over the corpus, in microseconds per completion."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in texts:
+            read(text)
+        best = min(best, time.perf_counter() - start)
+    return best / len(texts) * 1e6
+
+
+def pathological(size: int) -> dict[str, str]:
+    step = 'Thought: t\nAction: a\nAction Input: {"q": 1}\n'
+    return {
+        "newlines": "\n" * size,
+        "indented blank lines": "  \n" * (size // 3),
+        "open braces": "Action: s\nAction Input: " + "{" * size,
+        "keywords": step * (size // len(step)),
+        "prose answer": "Final Answer: " + "All work and no play. " * (size // 22),
+        "think, then act": "<think>" + "hmm " * (size // 4) + "</think>\n" + step,
+    }
+
+
+def import_ms() -> float:
+    def best(code: str) -> float:
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+            runs.append(time.perf_counter() - start)
+        return min(runs)
+
+    return (best("import textreact") - best("pass")) * 1000
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--repeat", type=int, default=20)
+    repeat = options.parse_args().repeat
+    cases = load()
+    texts = [case["text"] for case in cases]
+
+    strict = sum(mismatch(case["expected"], parse(case["text"])) is None for case in cases)
+    print(f"corpus: {len(cases)} completions (tests/corpus/completions.jsonl)")
+    print(f"textreact strict accuracy (thoughts, discarded text, hints too): {strict}/{len(cases)}")
+    print()
+    readers = {
+        "textreact": textreact_reader,
+        "langchain": langchain_reader(),
+        "llamaindex": llamaindex_reader(),
+    }
+    missing = [name for name, read in readers.items() if read is None]
+    if missing:
+        print(f"not installed (pip install 'textreact[bench]'): {', '.join(missing)}")
+    timings = {}
+    print(f"{'parser':<12} {'accuracy':>14} {'us/completion':>14} {'vs textreact':>13}")
+    for name, read in readers.items():
+        if read is None:
+            continue
+        right = sum(correct(case["expected"], read(case["text"])) for case in cases)
+        timings[name] = per_completion_us(read, texts, repeat)
+        ratio = timings[name] / timings["textreact"]
+        print(
+            f"{name:<12} {right:>4}/{len(cases)} ({right / len(cases):4.0%}) {timings[name]:>14.1f} {ratio:>12.2f}x"
+        )
+    if "langchain" in timings:
+        print(
+            f"textreact takes {timings['textreact'] / timings['langchain']:.2f}x LangChain's time per completion"
+        )
+    print()
+    print("pathological inputs, ms per parse (best of 3):")
+    sizes = (10_000, 100_000, 1_000_000)
+    print(f"{'shape':<22}" + "".join(f"{size // 1000:>9} KB" for size in sizes))
+    for shape in pathological(10):
+        row = []
+        for size in sizes:
+            text = pathological(size)[shape]
+            row.append(min(_timed(parse, text) for _ in range(3)) * 1000)
+        print(f"{shape:<22}" + "".join(f"{ms:>12.2f}" for ms in row))
+    print()
+    print(f"import textreact: {import_ms():.0f} ms over a bare interpreter (best of 5)")
+
+
+def _timed(read: Callable[[str], object], text: str) -> float:
+    start = time.perf_counter()
+    read(text)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()
