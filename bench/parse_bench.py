@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -172,13 +171,11 @@ def main() -> None:
         right = sum(correct(case["expected"], read(case["text"])) for case in cases)
         timings[name] = per_completion_us(read, texts, repeat)
         ratio = timings[name] / timings["textreact"]
-        print(
-            f"{name:<12} {right:>4}/{len(cases)} ({right / len(cases):4.0%}) {timings[name]:>14.1f} {ratio:>12.2f}x"
-        )
+        score = f"{right:>4}/{len(cases)} ({right / len(cases):4.0%})"
+        print(f"{name:<12} {score} {timings[name]:>14.1f} {ratio:>12.2f}x")
     if "langchain" in timings:
-        print(
-            f"textreact takes {timings['textreact'] / timings['langchain']:.2f}x LangChain's time per completion"
-        )
+        ratio = timings["textreact"] / timings["langchain"]
+        print(f"textreact takes {ratio:.2f}x LangChain's time per completion")
     print()
     print("pathological inputs, ms per parse (best of 3):")
     sizes = (10_000, 100_000, 1_000_000)
