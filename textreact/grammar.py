@@ -64,7 +64,7 @@ _GROUPS = "|".join(f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in A
 KEYWORD_LINE: Final = regex.compile(
     rf"^{_LEAD}(?:{_GROUPS})"
     rf"(?:[ \t]*\#?\d{{1,3}})?[ \t]*{_MARKUP}[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*",
-    regex.IGNORECASE | regex.MULTILINE | regex.VERSION1,
+    regex.IGNORECASE | regex.MULTILINE,
 )
 
 _INLINE_GROUPS = "|".join(
@@ -78,7 +78,6 @@ _INLINE_GROUPS = "|".join(
 #: ordinary prose rarely trips it.
 KEYWORD_INLINE: Final = regex.compile(
     rf"(?<=[ \t.,;!?。，；！？)）]|\*\*)(?:{_INLINE_GROUPS})[ \t]*[:：][ \t]*",
-    regex.VERSION1,
 )
 
 
@@ -92,7 +91,7 @@ STOP_RESIDUE: Final = regex.compile(
     rf"\n{_LEAD}(?:\*\*|__)?"
     rf"(?:{_prefixes(LABELS['en'][OBSERVATION], 3)}|{_prefixes(LABELS['zh'][OBSERVATION], 1)})"
     rf"[ \t]*(?:\*\*|__)?\s*\Z",
-    regex.IGNORECASE | regex.VERSION1,
+    regex.IGNORECASE,
 )
 
 #: Sent to the server so the model stops before writing its own observation. Four at most:

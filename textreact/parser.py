@@ -1,12 +1,18 @@
 """Completion text -> Step: the one action, the final answer, or a FormatError that tells the
 model what to fix. Tolerant of what models really write (see docs/protocol.md for the decision
 table), pure, and bounded: it never raises for a `str`, and it looks at most SCAN_LIMIT
-characters past any leading reasoning, so a megabyte of garbage costs what 16 KB costs."""
+characters past any leading reasoning, so a megabyte of garbage costs what 16 KB costs.
+
+Keywords are found with grammar's `regex` patterns; the small helper patterns here (call syntax,
+intentions, fences) use the stdlib `re`, which compiles and runs them faster on short text;
+the rarely needed ones are kept as strings, compiled on first use by `re`'s cache, so that
+importing the parser stays cheap."""
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -18,8 +24,8 @@ from textreact.steps import Action, FinalAnswer, FormatError, Step
 #: Characters examined for keywords after the leading reasoning block. A ReAct step is a few
 #: hundred characters; past this a Final Answer simply runs to the end of the text.
 SCAN_LIMIT = 16_384
-#: Seconds the scan of the window may take before the completion is refused (it never should:
-#: every pattern here is linear). Only that one scan carries it, as a timeout costs ~7 us a call.
+#: Seconds the scan of a long window may take before the completion is refused (it never
+#: should: every pattern here is linear).
 REGEX_TIMEOUT = 0.5
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _NO_ACTION = frozenset(
@@ -27,33 +33,33 @@ _NO_ACTION = frozenset(
 )
 _WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("`", "`"), ("[", "]"), ('"', '"'),
              ("'", "'"), ("<", ">"))  # fmt: skip
-_CALL = regex.compile(
+_CALL = re.compile(
     r"(?P<name>[^\s(\[{][^(\[{\n]*?)[ \t]*"
     r"(?:\((?P<paren>.*)\)|\[(?P<bracket>.*)\]|(?P<brace>\{.*\}))[ \t]*[.;]?\Z",
-    regex.DOTALL,
+    re.DOTALL,
 )
-_TAG = regex.compile(r"</?[A-Za-z_]{1,20}>")
+_TAG = r"</?[A-Za-z_]{1,20}>"
 _BLOB_TOOL_KEYS = ("action", "name", "tool", "tool_name", "function")
 _BLOB_ARG_KEYS = ("action_input", "arguments", "parameters", "args", "input", "tool_input")
-_INTENTION = regex.compile(
+_INTENTION = (
+    r"(?i)"
     r"^(?:(?:ok(?:ay)?|so|now|first|alright|well|hmm+|great)[,.!]?\s+)*"
     r"(?:i\s+(?:should|need\s+to|will|must|want\s+to|have\s+to|can|could|am\s+going\s+to)"
     r"|i'(?:ll|m\s+going\s+to)|let\s+me|let's|we\s+(?:should|need\s+to|will|must|can))\b"
-    r"|^(?:我(?:需要|应该|将|要|会|得|先|来)|让我|首先|我们(?:需要|应该|来))",
-    regex.IGNORECASE,
+    r"|^(?:我(?:需要|应该|将|要|会|得|先|来)|让我|首先|我们(?:需要|应该|来))"
 )
-_FRAGMENT_END = regex.compile(
+_FRAGMENT_END = (
+    r"(?i)"
     r"(?:[:：,，;；(\[{—–-]|\.\.\.|…|\b(?:the|a|an|of|to|and|or|is|are|was|for|with|in|on|by"
-    r"|that|as|at|from|be)\b)\Z",
-    regex.IGNORECASE,
+    r"|that|as|at|from|be)\b)\Z"
 )
-_SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s+")
-_HAN = regex.compile(r"\p{Han}")
-_FENCED = regex.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?```", regex.DOTALL)
-_PLAIN_NAME = regex.compile(r"\w(?:[\w .\-/]*\w)?")
+_SENTENCE_END = r"(?<=[.!?。！？])\s+"
+_HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+_FENCED = r"(?s)```[\w-]*[ \t]*\n?(.*?)\n?```"
+_PLAIN_NAME = re.compile(r"\w(?:[\w .\-/]*\w)?")
 #: Any spelling of any keyword, matched on ASCII-lowercased text: a cheap scan that finds the
 #: few lines worth trying KEYWORD_LINE on (it costs microseconds a line, even blank ones).
-_KEYWORD_ANYWHERE = regex.compile("|".join(s for group in grammar.ALIASES.values() for s in group))
+_KEYWORD_ANYWHERE = re.compile("|".join(s for group in grammar.ALIASES.values() for s in group))
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 #: Windows up to this long are scanned line by line directly; longer ones through the prefilter.
 _SHORT = 2_000
@@ -89,10 +95,13 @@ class _Reader:
         self.start = _reasoning_end(text)
         self.stop = min(self.end, (self.start or 0) + SCAN_LIMIT)
         self.masks = _think_blocks(text, self.start or 0, self.stop)
+        # A timeout costs ~7 us a call, so only the scan of a long window carries one.
+        timeout = REGEX_TIMEOUT if self.stop - (self.start or 0) > _SHORT else None
         #: Whether any keyword is written mid-line; most completions have none.
         self.inline = (
             self.start is not None
-            and grammar.KEYWORD_INLINE.search(text, self.start, self.stop) is not None
+            and grammar.KEYWORD_INLINE.search(text, self.start, self.stop, timeout=timeout)
+            is not None
         )
 
     def step(self) -> Step:
@@ -151,7 +160,7 @@ class _Reader:
             return
         lowered = window.translate(_ASCII_LOWER)
         line_end = -1
-        for candidate in _KEYWORD_ANYWHERE.finditer(lowered, timeout=REGEX_TIMEOUT):
+        for candidate in _KEYWORD_ANYWHERE.finditer(lowered):
             at = candidate.start()
             if at <= line_end:
                 continue
@@ -258,14 +267,14 @@ class _Reader:
         rest = self._rest(self.end)
         if not body:
             return _error("the completion is empty", lang, tool=None, rest=rest)
-        sentences = [s for s in _SENTENCE_END.split(body[-400:]) if s.strip()]
-        if _INTENTION.match(body) or _INTENTION.match(sentences[-1].strip()):
+        sentences = [s for s in re.split(_SENTENCE_END, body[-400:]) if s.strip()]
+        if re.match(_INTENTION, body) or re.match(_INTENTION, sentences[-1].strip()):
             return _error(
                 f"the completion states an intention but takes no action: {_quote(body)}",
                 lang,
                 rest=rest,
             )
-        if _FRAGMENT_END.search(body[-40:]) or _is_label(body):
+        if re.search(_FRAGMENT_END, body[-40:]) or _is_label(body):
             return _error(
                 f"the completion is a fragment, not an answer: {_quote(body)}", lang, rest=rest
             )
@@ -305,7 +314,7 @@ class _Reader:
             return None
         tool, raw, value, repairs = call
         if token.kind in (None, grammar.THOUGHT):
-            thought = _TAG.sub("", segment[:begin]).strip() or None
+            thought = re.sub(_TAG, "", segment[:begin]).strip() or None
         rest = self._rest(self._extend(token.value + begin + decoded.end))
         if _is_final(tool):
             answer = value if isinstance(value, str) else raw
@@ -389,7 +398,7 @@ def _input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
     try:
         value, repairs = jsonish.loads(raw)
     except jsonish.JsonishError:
-        fence = _FENCED.fullmatch(raw)
+        fence = re.fullmatch(_FENCED, raw)
         if fence:
             return _unquote(fence.group(1).strip())[0], ("code_fence",)
         return _unquote(raw)
