@@ -30,6 +30,8 @@ def test_corpus_case(case: dict) -> None:
     step = parse(case["text"])
     assert mismatch(case["expected"], step) is None, mismatch(case["expected"], step)
     assert case["text"].endswith(step.discarded_text)
+    general = parser._Reader(case["text"]).step()  # the fast path, when taken, agrees
+    assert (step, step.discarded_text) == (general, general.discarded_text)
 
 
 def _table_rows() -> list[tuple[str, str, str]]:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.grammar import LANGUAGES, render_step
-from textreact.parser import parse
+from textreact.parser import _canonical_action, _Reader, parse
 from textreact.steps import Action
 from textreact.testing import completions, matches, outcome, steps
 
@@ -64,3 +64,20 @@ def test_noisy_renderings_recover_the_step(case: object) -> None:
 def test_one_line_rendering_recovers_the_action(step: Action, glue: str) -> None:
     one_line = " ".join(render_step(step).split("\n"))
     assert matches(step, outcome(parse(one_line + glue)))
+
+
+def _everything(step: object) -> tuple:
+    return (
+        step,
+        step.discarded_text,
+        getattr(step, "raw_input", None),
+        getattr(step, "repairs", None),
+    )
+
+
+@given(steps(), st.sampled_from(["", "\n", " \n", "\nObserv"]))
+def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> None:
+    text = render_step(step) + tail
+    fast = _canonical_action(text)
+    if fast is not None:
+        assert _everything(fast) == _everything(_Reader(text).step())
