@@ -27,6 +27,7 @@ from corpus import load, mismatch  # noqa: E402
 
 from textreact.parser import parse  # noqa: E402
 
+CANONICAL = 'Thought: I need the population.\nAction: search\nAction Input: {"query": "Paris"}'
 Outcome = tuple[str, Any, Any, Any]  # kind, tool, input, answer
 Reader = Callable[[str], Outcome]
 
@@ -175,7 +176,14 @@ def main() -> None:
         print(f"{name:<12} {score} {timings[name]:>14.1f} {ratio:>12.2f}x")
     if "langchain" in timings:
         ratio = timings["textreact"] / timings["langchain"]
-        print(f"textreact takes {ratio:.2f}x LangChain's time per completion")
+        print(f"textreact takes {ratio:.2f}x LangChain's time per messy completion")
+        canonical = [CANONICAL] * len(texts)
+        ours = per_completion_us(textreact_reader, canonical, repeat)
+        theirs = per_completion_us(readers["langchain"], canonical, repeat)
+        print(
+            f"canonical action: textreact {ours:.1f} us, LangChain {theirs:.1f} us "
+            f"({ours / theirs:.2f}x)"
+        )
     print()
     print("pathological inputs, ms per parse (best of 3):")
     sizes = (10_000, 100_000, 1_000_000)
