@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from textreact import observation
 from textreact.agent import Result, StopReason
-from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError, ToolArgumentError
+from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox, builtin_tools
 
@@ -351,7 +351,7 @@ class _NativeRun:
             raw_input=call.arguments,
         )
         turn = dataclasses.replace(turn, step=step)
-        key = _call_key(self.agent.toolbox, call.name, call.arguments)
+        key = self.agent.toolbox.call_key(call.name, call.arguments)
         earlier = self.calls.get(key) if key is not None else None
         if earlier is not None:
             text = observation.repeated_call(
@@ -412,15 +412,3 @@ def _decoded(arguments: str) -> dict[str, Any] | str:
     except json.JSONDecodeError:
         return arguments
     return value if isinstance(value, dict) else arguments
-
-
-def _call_key(toolbox: ToolBox, name: str, raw: str) -> tuple[str, str] | None:
-    """The identity of a call, for spotting repeats; None when it would not run anyway."""
-    tool = toolbox.resolve(name)
-    if tool is None:
-        return None
-    try:
-        arguments = tool.parse_arguments(raw)
-    except ToolArgumentError:
-        return None
-    return tool.name, json.dumps(arguments, sort_keys=True, default=str)
