@@ -279,3 +279,11 @@ def test_a_model_without_complete_is_refused():
 def test_empty_question_is_refused():
     with pytest.raises(ConfigError, match="question"):
         Agent(ScriptedModel([])).run("  ")
+
+
+def test_a_failed_best_effort_request_keeps_the_max_steps_stop_reason():
+    loops = [action("calculator", f'{{"expression": "{i} + 1"}}') for i in range(2)]
+    result = Agent(ScriptedModel(loops), max_steps=2).run("Count.")
+    assert result.stop_reason == "max_steps"
+    assert result.answer is None and not result.best_effort
+    assert "called 3 times" in result.error

@@ -183,6 +183,7 @@ class _Run:
         """One turn: ask, parse, then act on what came back."""
         asked = self.ask(self.messages())
         if asked is None:
+            self.stop("model_error")
             return
         turn = self.parsed_turn(*asked)
         step, completion = turn.step, asked[0]
@@ -200,13 +201,13 @@ class _Run:
             self.at_step_limit()
 
     def ask(self, messages: list[Message]) -> tuple[Completion, float] | None:
+        """The model's reply and its time; None (with `error` set) when the model failed."""
         self.agent._emit(Event("request", messages=messages))
         started = time.perf_counter()
         try:
             completion = self.agent.model.complete(messages, stop=grammar.STOP_SEQUENCES)
         except ModelError as exc:
             self.error = str(exc)
-            self.stop("model_error")
             return None
         return completion, time.perf_counter() - started
 
