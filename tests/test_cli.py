@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from fakeserver import FakeServer, Reply, chat_completion
+from test_local_model import needs_model
 
 from textreact.cli import EXIT_MODEL, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE, main
 
@@ -137,3 +138,22 @@ def test_fuzz_passes_our_parser_and_fails_a_naive_one(capsys):
 def test_fuzz_with_a_bad_parser_spec_is_a_usage_error(capsys):
     assert main(["fuzz", "--parser", "no_such_module_xyz:parse"]) == EXIT_USAGE
     assert "no_such_module_xyz" in capsys.readouterr().err
+
+
+def test_run_on_the_embedded_model_end_to_end(capsys, monkeypatch):
+    """The main job for real: SmolLM2 in llama.cpp's server. Structure, not arithmetic."""
+    for name in ("OPENAI_BASE_URL", "TEXTREACT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["run", "What is 15 * 37?", "--json", "--max-steps", "2", "--max-tokens", "96"]
+    code = main([*argv, "--timeout", "600"])
+    data = json.loads(capsys.readouterr().out)
+    assert code in (EXIT_OK, EXIT_NO_ANSWER)
+    assert data["stop_reason"] in {"final_answer", "max_steps", "truncated", "format_errors"}
+    assert data["steps"] and data["usage"]["completion_tokens"] > 0
+    first = data["steps"][0]
+    assert first["text"].strip() and first["kind"] in {"action", "final", "error"}
+    assert (data["answer"] is not None) == (code == EXIT_OK)
+
+
+for _mark in needs_model:  # marked local_model; skipped with the reason when the model is absent
+    test_run_on_the_embedded_model_end_to_end = _mark(test_run_on_the_embedded_model_end_to_end)
