@@ -1,13 +1,16 @@
 """Tool result -> observation text: formatted concisely, cut to a limit, with a recovery hint
 when the result cannot help the model as it is.
 
-Tool output is untrusted. Lines in it that look like protocol keywords are quoted, so a result
-that says `Final Answer: ...` reads as data to the model and can never end the run by itself."""
+Tool output is untrusted. Protocol keywords in it are quoted, so a result that says
+`Final Answer: ...` reads as data to the model and can never end the run by itself; it is cut to
+its limit before it is quoted, so the cut cannot bring an unquoted keyword to a line start.
+Formatting is bounded in time and size and never raises, whatever the tool returned."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from textreact import grammar
@@ -17,7 +20,13 @@ from textreact.steps import ToolResult
 DEFAULT_LIMIT = 500
 #: Errors carry specific instructions; they get this much room whatever the limit.
 ERROR_LIMIT = 1000
-_QUOTE = "│ "
+_QUOTE = "│"
+#: Integers longer than this (about 3,000 digits) are shown in scientific form: str() of a
+#: much longer one is slow, and past 4,300 digits it raises.
+_MAX_INT_BITS = 10_000
+#: Containers nested deeper than this are shown as `…`.
+_MAX_NESTING = 8
+_THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
 
 EMPTY_HINT = (
     "The tool returned an empty result. Try other keywords or another tool, "
@@ -39,31 +48,132 @@ def format_number(value: float) -> str:
     return f"{value:.12g}"
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any, limit: int = 20_000) -> str:
     """A tool's return value as short text: strings as they are, numbers cleanly, records as
-    numbered lines, mappings as compact JSON."""
+    numbered lines, mappings as compact JSON.
+
+    Bounded and never raising, whatever a tool returns: containers are shown until about
+    `limit` characters (then how many items were left out), nesting to a few levels, cycles and
+    huge integers without walking or converting them whole, and an object whose `__str__`
+    raises by its type name. Only a top-level string comes back whole (slicing it is free)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (int, float)):
-        return format_number(value)
-    if isinstance(value, (list, tuple)):
-        return "\n".join(f"{i}. {_record(item)}" for i, item in enumerate(value, 1))
-    if isinstance(value, dict):
-        if not value:
-            return ""
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-    return "" if value is None else str(value)
+    return _Render(limit).show(value, 0)
 
 
-def _record(item: Any) -> str:
-    if isinstance(item, dict):
-        return ", ".join(f"{key}: {format_value(val)}" for key, val in item.items())
-    return format_value(item).replace("\n", " ")
+def _integer(value: int) -> str:
+    if value.bit_length() <= _MAX_INT_BITS:
+        return str(value)
+    exponent = math.log10(abs(value))
+    digits = math.floor(exponent)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{10 ** (exponent - digits):.6f}e+{digits} (an integer of {digits + 1} digits)"
+
+
+def _foreign(value: Any) -> str:
+    """str() of an object that is not a builtin value; its failure is shown, not raised."""
+    try:
+        return str(value)
+    except Exception as error:
+        return f"<{type(value).__name__} object: str() failed with {type(error).__name__}>"
+
+
+class _Render:
+    """One rendering with a character budget shared by every piece of it."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def show(self, value: Any, depth: int) -> str:
+        """Plain text: numbered lines for sequences, JSON for mappings."""
+        if depth > _MAX_NESTING:
+            return self.spend("…")
+        if isinstance(value, (list, tuple)):
+            lines = self.items(value, lambda item: self.record(item, depth + 1))
+            return "\n".join(
+                line if i > len(value) else f"{i}. {line}" for i, line in enumerate(lines, 1)
+            )
+        if isinstance(value, dict):
+            return self.json(value, depth) if value else ""
+        return self.scalar(value)
+
+    def scalar(self, value: Any) -> str:
+        if isinstance(value, bool) or value is None:
+            text = "" if value is None else str(value)
+        elif isinstance(value, int):
+            text = _integer(value)
+        elif isinstance(value, float):
+            text = format_number(value)
+        elif isinstance(value, (bytes, bytearray)):
+            text = repr(bytes(value[: self.left]))
+        else:
+            text = value if isinstance(value, str) else _foreign(value)
+        return self.spend(text)
+
+    def spend(self, text: str) -> str:
+        text = text[: max(self.left, 0) + 1]
+        self.left -= len(text)
+        return text
+
+    def items(self, values: Any, show: Any) -> list[str]:
+        shown: list[str] = []
+        for item in values:
+            if self.left <= 0:
+                shown.append(f"… ({len(values) - len(shown)} more)")
+                break
+            shown.append(show(item))
+        return shown
+
+    def record(self, item: Any, depth: int) -> str:
+        if isinstance(item, dict) and depth <= _MAX_NESTING:
+            pairs = self.items(
+                item.items(), lambda pair: f"{self.key(pair[0])}: {self.show(pair[1], depth)}"
+            )
+            return ", ".join(pairs).replace("\n", " ")
+        return self.show(item, depth).replace("\n", " ")
+
+    def key(self, key: Any) -> str:
+        return self.spend(key if isinstance(key, str) else self.scalar(key))
+
+    def json(self, value: Any, depth: int) -> str:
+        """Compact JSON (other types as their text), cut at the budget and at deep nesting."""
+        if depth > _MAX_NESTING:
+            return self.spend("…")
+        if isinstance(value, dict):
+            pairs = self.items(
+                value.items(),
+                lambda pair: f"{self.quoted(self.key(pair[0]))}: {self.json(pair[1], depth + 1)}",
+            )
+            return "{" + ", ".join(pairs) + "}"
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return "[" + ", ".join(self.items(value, lambda v: self.json(v, depth + 1))) + "]"
+        if isinstance(value, float) and not math.isfinite(value):
+            return self.spend(json.dumps(value))
+        text = self.scalar(value)
+        if isinstance(value, (str, bytes, bytearray)) or not isinstance(value, (int, float)):
+            return "null" if value is None else self.quoted(text)
+        return "true" if value is True else "false" if value is False else text
+
+    @staticmethod
+    def quoted(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
 
 
 def quote_keywords(text: str) -> str:
-    """Quote lines that a parser would read as protocol keywords."""
-    return grammar.KEYWORD_LINE.sub(lambda m: _QUOTE + m.group(0), text)
+    """Mark every protocol keyword in untrusted text, at a line start or inside a line, so that
+    neither the model nor the parser reads it as a step: `│` goes right before the keyword,
+    where no reading of the protocol accepts it (`│Final Answer: …`, `**│Action:**`), and
+    inside a reasoning tag (`<│/think>`), which would make what precedes it read as reasoning."""
+    starts = {m.start(m.lastgroup) for m in grammar.KEYWORD_LINE.finditer(text)}
+    starts.update(m.start(m.lastgroup) for m in grammar.KEYWORD_INLINE.finditer(text))
+    starts.update(m.start() + 1 for m in _THINK_TAG.finditer(text))
+    if not starts:
+        return text
+    pieces, at = [], 0
+    for start in sorted(starts):
+        pieces += (text[at:start], _QUOTE)
+        at = start
+    return "".join(pieces) + text[at:]
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
@@ -80,11 +190,11 @@ def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT) -> str:
     """The observation text for one tool call (without the `Observation:` label)."""
     if result.is_error:
         hint = _ERROR_HINTS.get(result.error_kind or "", "")
-        return truncate(quote_keywords(f"Error: {result.error}\n{hint}".strip()), ERROR_LIMIT)
-    text = quote_keywords(format_value(result.value)).strip()
+        return quote_keywords(truncate(f"Error: {result.error}\n{hint}".strip(), ERROR_LIMIT))
+    text = format_value(result.value, limit=4 * limit).strip()
     if not text:
         return EMPTY_HINT
-    return truncate(text, limit)
+    return quote_keywords(truncate(text, limit))
 
 
 def repeated_call(tool: str, step: int, earlier: str) -> str:
