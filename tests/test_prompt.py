@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from textreact import grammar, prompt, tool
+from textreact import grammar, prompt, templates, tool
 from textreact.errors import ConfigError
 from textreact.parser import parse
 from textreact.tools import builtin_tools
@@ -59,16 +59,16 @@ def test_example_is_left_out_when_its_tools_are_not_offered():
 
 def test_a_missing_slot_is_an_error_not_a_blank():
     with pytest.raises(ConfigError, match=r"\$format"):
-        prompt.fill("<tools>$tools</tools> $format", {"tools": "x"}, name="t.md")
+        templates.fill("<tools>$tools</tools> $format", {"tools": "x"}, name="t.md")
     with pytest.raises(ConfigError, match="malformed"):
-        prompt.fill("costs 5$", {}, name="t.md")
+        templates.fill("costs 5$", {}, name="t.md")
 
 
 def test_unknown_language_and_missing_template_are_config_errors():
     with pytest.raises(ConfigError, match="language"):
-        prompt.load_template("system.md", "fr")
+        templates.load_template("system.md", "fr")
     with pytest.raises(ConfigError, match=r"nope\.md"):
-        prompt.load_template("nope.md")
+        templates.load_template("nope.md")
 
 
 def test_exchange_text_must_use_known_roles():
@@ -95,3 +95,14 @@ def test_user_tools_render_without_the_bundled_example():
     system = messages[0]["content"]
     assert "ping" in section(system, "tools") and "whether a host is up" in system
     assert "Action Input: a JSON object with the tool's arguments, e.g. {" in system
+
+
+@pytest.mark.parametrize("lang", grammar.LANGUAGES)
+def test_every_engine_note_renders_in_every_language(lang):
+    slots = {"message": "MSG", "hint": "HINT", "rules": "RULES", "max_steps": "7"}
+    for name in ("truncated", "best_effort", "format_error", "format_error_again"):
+        text = templates.note(name, lang, **slots)
+        assert "$" not in text and text.strip() == text
+    assert grammar.label(grammar.FINAL_ANSWER, lang) in templates.note("best_effort", lang, **slots)
+    with pytest.raises(ConfigError, match="no section '## nope'"):
+        templates.note("nope", lang)

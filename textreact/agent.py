@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from textreact import grammar, observation, prompt
+from textreact import grammar, observation, prompt, templates
 from textreact.errors import ConfigError, ModelError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.models import ChatModel, Message
@@ -24,15 +24,6 @@ from textreact.transcript import Transcript
 StopReason = Literal[
     "final_answer", "max_steps", "truncated", "format_errors", "model_error", "interrupted"
 ]
-
-TRUNCATED_NOTE = (
-    "Your reply was cut off by the length limit, so it was not used. Reply again, shorter: "
-    "one short {thought} line, then {action} and {action_input}, or {final_answer}."
-)
-BEST_EFFORT_NOTE = (
-    "You have used all {max_steps} steps. Do not call any more tools. Using what you have "
-    "found so far, reply now in the form:\n{final_answer} your best answer"
-)
 
 
 @dataclass(frozen=True)
@@ -233,8 +224,8 @@ class _Run:
         if self.truncations_in_row > 1:
             self.stop("truncated")
             return dataclasses.replace(turn, note="truncated")
-        note = TRUNCATED_NOTE.format_map(self.labels())
-        return dataclasses.replace(turn, note="truncated", observation=note)
+        text = templates.note("truncated", self.agent.lang)
+        return dataclasses.replace(turn, note="truncated", observation=text)
 
     def format_error(self, turn: Turn, step: FormatError) -> Turn:
         self.truncations_in_row = 0
@@ -242,11 +233,12 @@ class _Run:
         if self.format_errors_in_row >= self.agent.max_format_errors:
             self.stop("format_errors")
             return turn
+        lang = self.agent.lang
         if self.format_errors_in_row == 1:
-            text = f"Format error: {step.message}\nReply exactly in this form:\n{step.hint}"
+            text = templates.note("format_error", lang, message=step.message, hint=step.hint)
         else:
-            rules = prompt.format_section(self.agent.toolbox.tools, self.agent.lang)
-            text = f"Format error again: {step.message}\nFollow these rules:\n{rules}"
+            rules = prompt.format_section(self.agent.toolbox.tools, lang)
+            text = templates.note("format_error_again", lang, message=step.message, rules=rules)
         return dataclasses.replace(turn, observation=text)
 
     def act(self, turn: Turn, step: Action) -> Turn:
@@ -272,7 +264,7 @@ class _Run:
         if not self.agent.best_effort:
             return
         messages = self.messages()
-        note = BEST_EFFORT_NOTE.format(max_steps=self.agent.max_steps, **self.labels())
+        note = templates.note("best_effort", self.agent.lang, max_steps=str(self.agent.max_steps))
         messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n\n{note}"}
         asked = self.ask(messages)
         if asked is None:
@@ -281,9 +273,6 @@ class _Run:
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason != "length":
             self.answer, self.best_effort = turn.step.answer, True
         self.record(dataclasses.replace(turn, note="best_effort"))
-
-    def labels(self) -> dict[str, str]:
-        return {k: grammar.label(k, self.agent.lang) for k in grammar.KEYWORDS}
 
     def result(self) -> Result:
         usage = sum((turn.usage for turn in self.turns), Usage())

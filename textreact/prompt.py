@@ -8,14 +8,10 @@ the conversation, not a paragraph of the system prompt. Every keyword in the tem
 from __future__ import annotations
 
 import re
-import string
-from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from textreact import grammar
+from textreact import grammar, templates
 from textreact.errors import ConfigError
 from textreact.models import Message
 
@@ -29,54 +25,19 @@ EXAMPLE_TOOLS = frozenset({"lookup_fact", "calculator"})
 _TURN_HEADER = re.compile(r"^### (user|assistant)[ \t]*$", re.MULTILINE)
 
 
-def _prompts_dir() -> Path:
-    # Installed wheels carry the templates as textreact/prompts; a source checkout keeps them in
-    # the top-level prompts/ folder beside the package.
-    bundled = resources.files("textreact") / "prompts"
-    if bundled.is_dir():
-        return Path(str(bundled))
-    return Path(__file__).resolve().parent.parent / "prompts"
-
-
-@cache
-def load_template(name: str, lang: str = "en") -> str:
-    """The text of `prompts/[lang/]name`; a missing file is a ConfigError naming the path."""
-    if lang not in grammar.LANGUAGES:
-        raise ConfigError(f"unknown prompt language {lang!r}; choose one of {grammar.LANGUAGES}")
-    folder = _prompts_dir() if lang == "en" else _prompts_dir() / lang
-    path = folder / name
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"prompt template {path} cannot be read: {exc}") from exc
-
-
-def fill(template: str, slots: Mapping[str, str], *, name: str = "template") -> str:
-    """Fill `$slot`s; a slot the template uses but `slots` lacks is an error, never a blank."""
-    try:
-        return string.Template(template).substitute(slots)
-    except KeyError as exc:
-        raise ConfigError(
-            f"{name} uses the slot ${exc.args[0]} but no value was given for it; "
-            f"known slots: {', '.join(sorted(slots))}"
-        ) from exc
-    except ValueError as exc:
-        raise ConfigError(f"{name} has a malformed slot: {exc}; write a literal $ as $$") from exc
-
-
 def format_section(tools: Sequence[Tool], lang: str = "en") -> str:
     """The `<format>` rules; also restated to a model that keeps breaking them."""
-    slots = {keyword: grammar.label(keyword, lang) for keyword in grammar.KEYWORDS}
+    slots = templates.labels(lang)
     example = tools[0].example if tools else {}
     slots["example_input"] = grammar.render_input(example)
-    return fill(load_template("format.md", lang), slots, name=f"prompts/{lang}/format.md").strip()
+    return templates.render("format.md", lang, slots)
 
 
 def system_prompt(tools: Sequence[Tool], lang: str = "en") -> str:
     """The system prompt: what the tools are for and the exact reply format."""
     tool_text = "\n".join(t.text_spec() for t in tools) or "(no tools: answer directly)"
     slots = {"tools": tool_text, "format": format_section(tools, lang)}
-    return fill(load_template("system.md", lang), slots, name=f"prompts/{lang}/system.md").strip()
+    return templates.render("system.md", lang, slots)
 
 
 def parse_exchange(text: str) -> list[Message]:
@@ -94,7 +55,7 @@ def example_messages(tools: Sequence[Tool], lang: str = "en") -> list[Message]:
     """The worked example as real turns, when the tools it calls are all offered."""
     if not {t.name for t in tools} >= EXAMPLE_TOOLS:
         return []
-    return parse_exchange(load_template("example.md", lang))
+    return parse_exchange(templates.load_template("example.md", lang))
 
 
 def opening_messages(
