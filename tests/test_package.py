@@ -35,7 +35,7 @@ def test_wheel_ships_prompts_and_data_and_works_from_a_plain_install(tmp_path):
     subprocess.run([*build, "-w", str(tmp_path), "-q"], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("textreact-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ("system.md", "format.md", "example.md", "zh/system.md", "zh/example.md"):
+    for name in ("system.md", "format.md", "example.md", "notes.md", "zh/system.md", "zh/notes.md"):
         assert f"textreact/prompts/{name}" in names
     assert "textreact/tools/facts.json" in names
     target = tmp_path / "site"
