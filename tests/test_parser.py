@@ -116,12 +116,12 @@ def test_long_reasoning_does_not_hide_the_action() -> None:
     assert parse(text) == Action("s", {})
 
 
-def test_regex_timeout_becomes_a_format_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parser, "REGEX_TIMEOUT", 1e-12)
+def test_a_long_run_of_steps_is_read_as_its_first_action() -> None:
+    # Replaces the regex-timeout test: the parser now runs only linear stdlib patterns on a
+    # bounded window, so there is no timeout left to hit; the long input still gives the step.
     step = parse("Thought: t\nAction: s\nAction Input: {}\n" * 2000)
-    assert isinstance(step, (FormatError, Action))  # a fast machine may finish within the limit
-    if isinstance(step, FormatError):
-        assert "too long" in step.message
+    assert step == Action("s", {}, "t")
+    assert step.discarded_text.startswith("Thought: t\nAction: s")
 
 
 HOSTILE = {

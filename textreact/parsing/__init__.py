@@ -1,0 +1,9 @@
+"""The parser's parts, one job each; `textreact.parser.parse` is the entry point.
+
+window    where to look: leading reasoning, later <think> blocks, a stop-word residue
+keywords  the keyword tokens of that window, found in one pass
+reader    the decision: the one action, the final answer, or what is missing
+inputs    Action Inputs, call syntax and tool names
+blobs     tool calls written as JSON objects
+messages  FormatError messages and hints, and the implicit-answer checks
+"""

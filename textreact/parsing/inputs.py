@@ -1,0 +1,120 @@
+"""Action line and Action Input text -> tool name and arguments: the name unwrapped from its
+markup, call syntax (`search("x")`, `Search[x]`, `search {…}`), and the input as a dict when it
+is JSON-like (through `jsonish`), else as the string written."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from textreact import jsonish
+
+#: What a tool call reads as: name, the arguments as written, as parsed, and the repairs.
+Call = tuple[str, str, "dict[str, Any] | str", tuple[str, ...]]
+
+#: Action values that mean "no action".
+NO_ACTION = frozenset(
+    {"none", "n/a", "na", "no action", "no tool", "nothing", "null", "无", "没有", "不需要"}
+)
+_WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("`", "`"), ("[", "]"), ('"', '"'),
+             ("'", "'"), ("<", ">"))  # fmt: skip
+CALL = re.compile(
+    r"(?P<name>[^\s(\[{][^(\[{\n]*?)[ \t]*"
+    r"(?:\((?P<paren>.*)\)|\[(?P<bracket>.*)\]|(?P<brace>\{.*\}))[ \t]*[.;]?\Z",
+    re.DOTALL,
+)
+_FENCED = r"(?s)```[\w-]*[ \t]*\n?(.*?)\n?```"
+_PLAIN_NAME = re.compile(r"\w(?:[\w .\-/]*\w)?")
+
+
+def tool_name(written: str) -> str:
+    """`[search]`, `` `search` ``, `**search**.` -> `search`; spaces inside a name are kept."""
+    name = written.strip().split("\n", 1)[0].strip()
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    for _ in range(3):
+        name = name.rstrip(".,:;").strip()
+        for left, right in _WRAPPERS:
+            if (
+                len(name) > len(left) + len(right)
+                and name.startswith(left)
+                and name.endswith(right)
+            ):
+                name = name[len(left) : -len(right)].strip()
+        if name.endswith("()"):
+            name = name[:-2]
+        for mark in ("**", "__"):  # the keyword line took the opening `**` of `Action: **search**`
+            if name.endswith(mark) and not name.startswith(mark):
+                name = name[: -len(mark)].strip()
+    return name
+
+
+def is_no_action(written: str) -> bool:
+    return tool_name(written).lower() in NO_ACTION
+
+
+def _unquote(raw: str) -> tuple[str, tuple[str, ...]]:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'`\"" and raw[0] not in raw[1:-1]:
+        return raw[1:-1], ("quotes",)
+    return raw, ()
+
+
+def read_input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
+    """An Action Input: a dict when it is a JSON-like object, a JSON string unquoted, else the
+    text as written (a tool that knows its schema decides what a plain string means)."""
+    if not raw:
+        return {}, ("empty_input",)
+    try:
+        value, repairs = jsonish.loads(raw)
+    except jsonish.JsonishError:
+        fence = re.fullmatch(_FENCED, raw)
+        if fence:
+            return _unquote(fence.group(1).strip())[0], ("code_fence",)
+        return _unquote(raw)
+    if isinstance(value, (dict, str)):
+        return value, repairs
+    return raw, ()
+
+
+def call(written: str) -> Call | None:
+    """Call syntax on the Action line: `search("x")`, `search(query="x")`, `Search[x]`,
+    `search {"q": "x"}`; or the arguments on the lines below the tool name."""
+    match = CALL.match(written) if len(written) <= jsonish.MAX_DEPTH * 300 else None
+    if match is None:
+        name, _, below = written.partition("\n")
+        if not below.strip() or not name.strip():
+            return None
+        value, repairs = read_input(below.strip())
+        if not isinstance(value, dict):
+            return None
+        return tool_name(name), below.strip(), value, ("missing_label", *repairs)
+    name, raw = (
+        tool_name(match["name"]),
+        (match["paren"] or match["bracket"] or match["brace"] or "").strip(),
+    )
+    if match["bracket"] is not None:
+        return name, raw, _unquote(raw)[0], ("call_syntax",)
+    if match["brace"] is not None or raw.startswith("{"):
+        value, repairs = read_input(raw)
+        return name, raw, value, ("call_syntax", *repairs)
+    return name, raw, _call_arguments(raw), ("call_syntax",)
+
+
+def _call_arguments(raw: str) -> dict[str, Any] | str:
+    """`query="x", n=3` -> a dict; one literal string -> that string; anything else (an
+    expression like `15*37`) -> the text as written. Parsed, never evaluated."""
+    if not raw:
+        return {}
+    try:
+        parsed = ast.parse(f"f({raw})", mode="eval").body
+        if not isinstance(parsed, ast.Call):
+            return raw
+        if parsed.keywords and not parsed.args and all(k.arg for k in parsed.keywords):
+            return {k.arg: ast.literal_eval(k.value) for k in parsed.keywords}
+        if len(parsed.args) == 1 and not parsed.keywords:
+            value = ast.literal_eval(parsed.args[0])
+            return value if isinstance(value, (str, dict)) else raw
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        pass
+    return raw

@@ -1,0 +1,68 @@
+"""Completion text -> the window the parser reads: where the leading reasoning ends, the later
+`<think>` blocks inside it, and where a stop-word residue begins. Only `str.find`-class scans,
+so a megabyte costs what its few `find` calls cost."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from textreact import grammar
+
+#: Characters examined for keywords after the leading reasoning block. A ReAct step is a few
+#: hundred characters; past this a Final Answer simply runs to the end of the text.
+SCAN_LIMIT = 16_384
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+#: A stop-word residue lies on the last line, within this many characters of the end.
+_RESIDUE_REACH = 40
+
+
+class Window:
+    """`text[start:stop]` is scanned for keywords (`start` None: all of it is reasoning);
+    `end` is where the reply ends (before a residue); `masks` are (start, end) think blocks."""
+
+    __slots__ = ("end", "masks", "start", "stop")
+
+    def __init__(self, text: str) -> None:
+        self.end = _residue_start(text)
+        self.start = _reasoning_end(text)
+        self.stop = min(self.end, (self.start or 0) + SCAN_LIMIT)
+        self.masks = _think_blocks(text, self.start or 0, self.stop)
+
+    def masked(self, position: int) -> bool:
+        return any(a <= position < b for a, b in self.masks)
+
+
+@cache
+def _residue_pattern() -> re.Pattern[str]:
+    return re.compile(grammar.STOP_RESIDUE_PATTERN)
+
+
+def _residue_start(text: str) -> int:
+    at = max(0, len(text) - _RESIDUE_REACH)
+    if text.find("\n", at) < 0:
+        return len(text)
+    residue = _residue_pattern().search(grammar.fold(text[at:]))
+    return at + residue.start() if residue else len(text)
+
+
+def _reasoning_end(text: str) -> int | None:
+    """Where the leading reasoning ends: after `</think>`, even with the opening tag left in the
+    prompt (DeepSeek-R1's template); None when a leading `<think>` is never closed."""
+    opened, closed = text.find(_THINK_OPEN), text.find(_THINK_CLOSE)
+    if closed >= 0 and (opened < 0 or closed < opened):
+        return closed + len(_THINK_CLOSE)
+    if opened >= 0 and not text[:opened].strip():
+        closed = text.find(_THINK_CLOSE, opened)
+        return None if closed < 0 else closed + len(_THINK_CLOSE)
+    return 0
+
+
+def _think_blocks(text: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """Later `<think>` blocks inside the scanned window: keywords there are not the reply's."""
+    blocks, at = [], start
+    while (opened := text.find(_THINK_OPEN, at, stop)) >= 0:
+        closed = text.find(_THINK_CLOSE, opened, stop)
+        at = stop if closed < 0 else closed + len(_THINK_CLOSE)
+        blocks.append((opened, at))
+    return blocks
