@@ -13,8 +13,8 @@ import json
 import re
 from typing import NamedTuple
 
-#: Deeper nesting than this is refused before any decoder sees it: arguments are never this deep,
-#: and the stdlib decoders recurse.
+#: Deeper nesting than this is refused: arguments are never this deep, and the stdlib decoders
+#: recurse. The repair path refuses it before decoding; the strict path checks what it decoded.
 MAX_DEPTH = 64
 
 
@@ -98,13 +98,33 @@ def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
     if not stripped:
         raise JsonishError("the text is empty: send {} for no arguments")
     try:
-        return Decoded(_strict(stripped), (), len(text.rstrip()))
+        value = _strict(stripped)
     except (ValueError, RecursionError):
         pass
+    else:
+        _check_depth(value, stripped)
+        return Decoded(value, (), len(text.rstrip()))
     try:
         return _repair(text)
     except (RecursionError, MemoryError) as exc:
         raise JsonishError(f"the text could not be parsed as JSON ({type(exc).__name__})") from None
+
+
+def _check_depth(value: object, text: str) -> None:
+    """MAX_DEPTH on a value the strict decoder read (it goes as deep as the recursion limit);
+    the walk only runs when the text has enough brackets to be that deep."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    level: list[object] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (list, dict))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    if any(isinstance(item, (list, dict)) for item in level):
+        raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
 
 
 def _repair(text: str) -> Decoded:

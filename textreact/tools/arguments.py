@@ -26,6 +26,10 @@ MAX_STRING: Final = 10_000
 MAX_ITEMS: Final = 1_000
 MAX_INTEGER: Final = 2**63 - 1
 MAX_DEPTH: Final = 32
+#: Values in all (every member of every array and object) of arguments given as a dict.
+MAX_VALUES: Final = 10_000
+#: Characters of a received value quoted in a problem line.
+_SHOWN: Final = 60
 _INTEGER: Final = re.compile(r"[+-]?\d{1,19}(?:\.0*)?")
 _NUMBER: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?")
 _BOOLEANS: Final = {"true": True, "false": False}
@@ -49,17 +53,73 @@ class _Check:
 
 
 def _show(value: object) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    """A short preview of a JSON value; bounded, whatever the value's size or depth."""
+    text = _preview(value, _SHOWN + 1)
     if _SURROGATE.search(text):
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(
         type(value), "an array" if isinstance(value, (list, tuple)) else "an object"
     )
     kind = "null" if value is None else kind
-    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({kind})"
+    return f"{text[:_SHOWN]}{'...' if len(text) > _SHOWN else ''} ({kind})"
+
+
+def _preview(value: object, room: int) -> str:
+    """At least `room` characters of the value's JSON (fewer when it is shorter)."""
+    if isinstance(value, (list, tuple, dict)):
+        pieces: list[str] = []
+        used = 1
+        items = value.items() if isinstance(value, dict) else value
+        for item in items:
+            if used > room:
+                break
+            piece = (
+                f"{_preview(str(item[0]), room)}: {_preview(item[1], room - used)}"
+                if isinstance(value, dict)
+                else _preview(item, room - used)
+            )
+            pieces.append(piece)
+            used += len(piece) + 2
+        opener, closer = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return opener + ", ".join(pieces) + closer
+    if isinstance(value, str):
+        return json.dumps(value[:room], ensure_ascii=False)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of {value.bit_length()} bits"
+    return json.dumps(value)
+
+
+def _not_json(value: object) -> str | None:
+    """The first thing in a dict given by a program (not decoded from text) that is not a JSON
+    value, as a problem line; checked before anything else reads the value, so no foreign
+    object's __eq__, __str__ or __hash__ runs and no cycle or depth is followed."""
+    stack: list[tuple[object, str, int]] = [(value, "", 0)]
+    seen = 0
+    while stack:
+        item, path, depth = stack.pop()
+        seen += 1
+        if depth > MAX_DEPTH or seen > MAX_VALUES:
+            limit = f"at most {MAX_DEPTH} levels of nesting and {MAX_VALUES} values in all"
+            return f'"{path or "arguments"}": expected {limit}'
+        if isinstance(item, dict):
+            if len(item) > MAX_ITEMS:
+                return f'"{path or "arguments"}": expected at most {MAX_ITEMS} members'
+            for key, member in item.items():
+                if not isinstance(key, str):
+                    where, kind = path or "arguments", type(key).__name__
+                    return f'"{where}": expected text keys, received a key of type {kind}'
+                stack.append((member, _where(path, key), depth + 1))
+        elif isinstance(item, (list, tuple)):
+            if len(item) > MAX_ITEMS:
+                return f'"{path}": expected at most {MAX_ITEMS} items'
+            stack.extend((member, f"{path}[{i}]", depth + 1) for i, member in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f'"{path}": expected a finite number, received {item}'
+        elif not isinstance(item, (str, int, float)) and item is not None:
+            return (
+                f'"{path}": expected a JSON value, received an object of type {type(item).__name__}'
+            )
+    return None
 
 
 def _to_integer(value: object, check: _Check) -> object:
@@ -68,7 +128,7 @@ def _to_integer(value: object, check: _Check) -> object:
         return int(value)
     if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         check.repair("string_to_integer")
-        return int(float(value)) if "." in value else int(value)
+        return int(value.strip().partition(".")[0])  # "9007199254740993.0" stays exact
     return value
 
 
@@ -81,7 +141,7 @@ def _to_number(value: object, check: _Check) -> object:
 
 
 def _to_string(value: object, check: _Check) -> object:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         check.repair("number_to_string")
         return str(value)
     return value
@@ -203,10 +263,10 @@ def _constrain(value: Any, schema: dict[str, Any], path: str, check: _Check, dep
 
 
 def _check_string(value: str, schema: dict[str, Any], path: str, check: _Check) -> None:
-    if _SURROGATE.search(value):
-        check.problem(path, "text without lone surrogate characters", value)
-    elif len(value) > min(schema.get("maxLength", MAX_STRING), MAX_STRING):
+    if len(value) > min(schema.get("maxLength", MAX_STRING), MAX_STRING):
         check.problem(path, f"at most {schema.get('maxLength', MAX_STRING)} characters", value)
+    elif _SURROGATE.search(value):
+        check.problem(path, "text without lone surrogate characters", value)
     elif (
         not value.strip() and schema.get("minLength", 1) > 0 and value not in schema.get("enum", ())
     ):
@@ -301,6 +361,9 @@ def check_arguments(
     check = _Check(schema)
     if isinstance(raw, dict):
         value: object = raw
+        problem = _not_json(raw)
+        if problem is not None:
+            return {}, (), [problem]
     elif isinstance(raw, str):
         value = _decode(raw, schema, check)
     else:

@@ -17,6 +17,10 @@ from textreact.steps import ToolResult
 from textreact.tools.tool import Tool
 
 _SEPARATORS: Final = re.compile(r"[\s_.-]+")
+#: Characters of a tool's exception message kept (a tool may raise with megabytes of text).
+_MESSAGE_LIMIT: Final = 10_000
+#: A name longer than this is no tool's name: no suggestion is searched for it.
+_LONGEST_NAME: Final = 100
 
 
 def _key(name: str) -> str:
@@ -69,6 +73,8 @@ class ToolBox:
     def suggest(self, name: str) -> str | None:
         """The closest tool name to an unknown `name`, or None when nothing is close."""
         key = _key(name)
+        if len(key) > _LONGEST_NAME:
+            return None
         containing = [k for k in self._tools if len(key) >= 3 and (key in k or k in key)]
         if len(containing) == 1:
             return self._tools[containing[0]].name
@@ -162,7 +168,12 @@ def _attempt(tool: Tool, arguments: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _describe(error: Exception) -> str:
+    """`Type: message`, the message cut to what an observation could ever show."""
     try:
-        return f"{type(error).__name__}: {error}"
+        message = str(error)
     except Exception:  # an exception whose __str__ fails is still reported
         return type(error).__name__
+    if len(message) > _MESSAGE_LIMIT:
+        half = _MESSAGE_LIMIT // 2
+        message = f"{message[:half]} … {message[-half:]}"
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
