@@ -60,18 +60,26 @@ _MARKUP = r"(?:\*\*|__|\*|_|`)"
 #: What may stand before a keyword on its line: indentation, a quote or list marker, a heading,
 #: bold or italics. Written so that each `[ \t]*` is followed by a different required character,
 #: so a long run of blanks is tried once, not once per way of splitting it (linear time).
-_LEAD = rf"[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?(?:{_MARKUP}[ \t]*)?"
-_GROUPS = "|".join(f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in ALIASES.items())
+LEAD_PATTERN: Final = rf"[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?(?:{_MARKUP}[ \t]*)?"
+SPELLINGS_PATTERN: Final = "|".join(
+    f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in ALIASES.items()
+)
+
+#: What may follow a keyword on its line before the value: a number (`Action 1:`), a space
+#: before the colon, bold or italics closing, an ASCII or full-width colon, and bold closing
+#: after the colon. As in LEAD_PATTERN, no two `[ \t]*` can share a run of blanks.
+TAIL_PATTERN: Final = (
+    rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：][ \t]*(?:\*\*|__)?[ \t]*"
+)
 
 #: A keyword at the start of a line, with the decorations models put around it: indentation,
 #: a quote or list marker, a markdown heading, bold or italics, a number (`Action 1:`), a space
 #: before the colon, an ASCII or full-width colon, and bold closing after the colon.
 #: The named group that matched tells which keyword it is; the match ends where the value begins.
 #: Lower case: it is matched on `fold(text)` (the parser) or case-insensitively (KEYWORD_LINE).
-KEYWORD_LINE_PATTERN: Final = (
-    rf"^{_LEAD}(?:{_GROUPS})"
-    rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：][ \t]*(?:\*\*|__)?[ \t]*"
-)
+#: The parser matches its three parts separately: SPELLINGS_PATTERN finds the keyword, then
+#: LEAD_PATTERN must cover the line up to it and TAIL_PATTERN must follow it.
+KEYWORD_LINE_PATTERN: Final = rf"^{LEAD_PATTERN}(?:{SPELLINGS_PATTERN}){TAIL_PATTERN}"
 
 _INLINE_GROUPS = "|".join(
     f"(?P<{name}>{'|'.join(re.escape(LABELS[lang][name]) for lang in LANGUAGES)})"
@@ -95,7 +103,7 @@ def _prefixes(word: str, shortest: int) -> str:
 #: an Observation label on the last line (`\nObserv`, `\n**Obs`, `\n观`). Never an input.
 #: Lower case, like KEYWORD_LINE_PATTERN; `[^\S\x1c-\x1f]` is whitespace as `regex` reads `\s`.
 STOP_RESIDUE_PATTERN: Final = (
-    rf"\n{_LEAD}(?:\*\*|__)?"
+    rf"\n{LEAD_PATTERN}(?:\*\*|__)?"
     rf"(?:{_prefixes(LABELS['en'][OBSERVATION].lower(), 3)}"
     rf"|{_prefixes(LABELS['zh'][OBSERVATION], 1)})"
     rf"[ \t]*(?:\*\*|__)?[^\S\x1c-\x1f]*\Z"

@@ -24,6 +24,8 @@ CALL = re.compile(
     r"(?:\((?P<paren>.*)\)|\[(?P<bracket>.*)\]|(?P<brace>\{.*\}))[ \t]*[.;]?\Z",
     re.DOTALL,
 )
+#: Every character a wrapper starts or ends with.
+_MARKS = frozenset("".join(left + right for left, right in _WRAPPERS))
 _FENCED = r"(?s)```[\w-]*[ \t]*\n?(.*?)\n?```"
 _PLAIN_NAME = re.compile(r"\w(?:[\w .\-/]*\w)?")
 
@@ -33,6 +35,8 @@ def tool_name(written: str) -> str:
     name = written.strip().split("\n", 1)[0].strip()
     if _PLAIN_NAME.fullmatch(name):
         return name
+    if not name or (name[0] not in _MARKS and name[-1] not in _MARKS and name[-1] not in ".,:;)"):
+        return name  # nothing to unwrap: each pass below would leave it as it is
     for _ in range(3):
         name = name.rstrip(".,:;").strip()
         for left, right in _WRAPPERS:

@@ -1,7 +1,8 @@
 """The window -> keyword tokens: each keyword line, and the keywords written mid-line, with the
-text each one owns. One pass finds every keyword spelling in the case-folded window; only the
-lines where one occurs are matched against the keyword-line pattern, and only spellings inside
-a line are tried as inline keywords, so prose and blank lines cost one C-level scan."""
+text each one owns. One C-level pass finds every keyword spelling in the case-folded window;
+a spelling starts a keyword line when only decoration stands before it on its line and a colon
+follows, and any other spelling is tried as an inline keyword. Prose and blank lines cost
+nothing past that pass."""
 
 from __future__ import annotations
 
@@ -32,23 +33,20 @@ class Token(NamedTuple):
 
 class _Patterns(NamedTuple):
     spellings: re.Pattern[str]
-    line: re.Pattern[str]
+    lead: re.Pattern[str]
+    tail: re.Pattern[str]
     inline: re.Pattern[str]
+    line: re.Pattern[str]
 
 
 @cache
 def _patterns() -> _Patterns:
     """Compiled on the first parse, not on import."""
-    spellings = "|".join(s for group in grammar.ALIASES.values() for s in group)
     return _Patterns(
-        re.compile(spellings),
+        *(re.compile(p) for p in (grammar.SPELLINGS_PATTERN, grammar.LEAD_PATTERN)),
+        *(re.compile(p) for p in (grammar.TAIL_PATTERN, grammar.KEYWORD_INLINE_PATTERN)),
         re.compile(grammar.KEYWORD_LINE_PATTERN, re.MULTILINE),
-        re.compile(grammar.KEYWORD_INLINE_PATTERN),
     )
-
-
-def _lang(label: str) -> str:
-    return "en" if label.isascii() else "zh"  # a folded spelling is ASCII or Chinese
 
 
 class Scanner:
@@ -62,62 +60,59 @@ class Scanner:
         self._inline_starts: list[int] = []
 
     def tokens(self) -> Iterator[Token]:
-        window, offset = self.window, self.window.start or 0
-        kind, start, value, lang = None, offset, offset, "en"
-        for match in self._keyword_lines():
-            at = offset + match.start()
-            if window.masked(at):
-                continue
-            yield from self._split(kind, start, value, at, lang)
-            kind = match.lastgroup
-            start, value, lang = at, offset + match.end(), _lang(match[kind])
-        yield from self._split(kind, start, value, window.stop, lang)
-
-    def _keyword_lines(self) -> Iterator[re.Match[str]]:
-        """Keyword-line matches in the folded window (sliced, so that a line starts right after
-        a closing </think>); mid-line spellings that read as inline keywords are noted."""
-        offset = self.window.start or 0
-        window = grammar.fold(self.text[offset : self.window.stop])
+        """Line-led segments, split at inline keywords. A spelling's keyword is the named
+        group that matched it: the keyword-line pattern tries the same alternatives in the
+        same order, and no tail that fails after a longer spelling succeeds after a shorter."""
+        window = self.window
+        offset = window.start or 0
+        folded = grammar.fold(self.text[offset : window.stop])
         patterns = _patterns()
-        lead_limit = len(window) if len(window) <= _SHORT else _MAX_LEAD
-        line_end, keyword_at = -1, -1
-        for candidate in patterns.spellings.finditer(window):
-            at = candidate.start()
-            if at > line_end:
-                line_start = window.rfind("\n", 0, at) + 1
-                line_end = window.find("\n", at)
-                line_end = len(window) if line_end < 0 else line_end
-                match = None
-                if at - line_start <= lead_limit:
-                    match = patterns.line.match(window, line_start)
-                if match is not None:
-                    keyword_at = match.start(match.lastgroup)
-                    yield match
-            if at != keyword_at:
-                self._note_inline(offset + at, patterns.inline)
+        lead_limit = len(folded) if len(folded) <= _SHORT else _MAX_LEAD
+        kind, start, value, lang = None, offset, offset, "en"
+        line_end = -1
+        for spelling in patterns.spellings.finditer(folded):
+            at = spelling.start()
+            if at > line_end:  # the first spelling on its line: does the line start with it?
+                line_start = folded.rfind("\n", 0, at) + 1
+                line_end = folded.find("\n", at)
+                line_end = len(folded) if line_end < 0 else line_end
+                tail = None
+                if at == line_start or (
+                    at - line_start <= lead_limit
+                    and patterns.lead.fullmatch(folded, line_start, at) is not None
+                ):
+                    tail = patterns.tail.match(folded, spelling.end())
+                if tail is not None:
+                    if not window.masks or not window.masked(offset + line_start):
+                        yield from self._split(kind, start, value, offset + line_start, lang)
+                        kind, start = spelling.lastgroup, offset + line_start
+                        value, lang = offset + tail.end(), "en" if folded[at] < "\x80" else "zh"
+                    continue
+            self._note_inline(offset + at, patterns.inline)
+        yield from self._split(kind, start, value, window.stop, lang)
 
     def _note_inline(self, at: int, inline: re.Pattern[str]) -> None:
         match = inline.match(self.text, at, self.window.stop)
         if match is not None:
             kind = match.lastgroup
-            self._inline.append((at, match.end(), kind, _lang(match[kind])))
+            lang = "en" if self.text[at] < "\x80" else "zh"
+            self._inline.append((at, match.end(), kind, lang))
             self._inline_starts.append(at)
 
     def _split(
         self, kind: str | None, start: int, value: int, end: int, lang: str
     ) -> Iterator[Token]:
         """Split one line-led segment at keywords written inline (`… Action: x Action Input: …`).
-        An Action Input's JSON is skipped first, so a keyword inside one of its strings stays."""
+        An Action Input's JSON is skipped first, so a keyword inside one of its strings stays.
+        Every inline keyword before `end` has been noted by the time this runs."""
         starts = self._inline_starts
-        while kind != grammar.FINAL_ANSWER:
+        while kind != grammar.FINAL_ANSWER and starts and starts[-1] >= value:
             first = bisect_left(starts, value)
-            if first == len(starts) or starts[first] >= end:
-                break
             if kind == grammar.ACTION_INPUT:
                 first = bisect_left(starts, value + _json_end(self.text[value:end]))
-            while first < len(starts) and starts[first] < end and self.window.masked(starts[first]):
+            while first < len(starts) and self.window.masked(starts[first]):
                 first += 1
-            if first == len(starts) or starts[first] >= end:
+            if first == len(starts):
                 break
             at, after, inline_kind, inline_lang = self._inline[first]
             yield Token(kind, start, value, at, lang)

@@ -42,7 +42,10 @@ def _residue_start(text: str) -> int:
     at = max(0, len(text) - _RESIDUE_REACH)
     if text.find("\n", at) < 0:
         return len(text)
-    residue = _residue_pattern().search(grammar.fold(text[at:]))
+    tail = grammar.fold(text[at:])
+    if "obs" not in tail and "观" not in tail:  # the shortest residues: `\nObs`, `\n观`
+        return len(text)
+    residue = _residue_pattern().search(tail)
     return at + residue.start() if residue else len(text)
 
 
