@@ -72,3 +72,21 @@ def test_every_bundled_query_finds_its_own_fact() -> None:
 @given(st.text(max_size=200))
 def test_never_raises(query: str) -> None:
     assert isinstance(lookup_fact(query), str)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["x" * 1_000_000, " ".join(str(i) for i in range(100_000)), "人" * 100_000],
+    ids=["1 MB", "100k words", "100k CJK"],
+)
+def test_a_huge_query_is_refused_before_matching(query: str) -> None:
+    assert lookup_fact(query) == (
+        f"unknown: the query is {len(query)} characters long; ask for one fact in a few words "
+        '(at most 200 characters), like "capital of France".'
+    )
+
+
+@given(st.text(max_size=300))
+def test_any_query_gives_a_string(query: str) -> None:
+    answer = lookup_fact(query)
+    assert isinstance(answer, str) and answer

@@ -40,6 +40,9 @@ _ZH_PHRASES: Final = (
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
+#: A question longer than this is not "a few words"; it is refused before matching, because
+#: ranking suggestions by spelling costs time in the square of its length (1 MB took 40 s).
+MAX_QUERY: Final = 200
 
 
 def _key(query: str) -> frozenset[str]:
@@ -79,8 +82,14 @@ def lookup_fact(query: str) -> str:
     A hit returns the value first, then what it is and when, e.g.
     "2602000 (population of Taipei, 2020)" or "299792458 m/s (speed of light in vacuum, exact)";
     the leading number parses with a plain `float(answer.split()[0])`.
-    A miss returns "unknown: ..." naming the closest known queries (one per fact).
+    A miss returns "unknown: ..." naming the closest known queries (one per fact); so does a
+    query longer than MAX_QUERY characters, without suggestions.
     """
+    if len(query) > MAX_QUERY:
+        return (
+            f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
+            f'words (at most {MAX_QUERY} characters), like "capital of France".'
+        )
     answers, queries = _table()
     key = _key(query)
     if key in answers:
