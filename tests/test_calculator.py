@@ -42,6 +42,16 @@ from textreact.tools.calculator import evaluate
         ("1e3 + .5", 1000.5),
         ("10**12", 10**12),
         ("-10**12", -(10**12)),
+        # edge spellings, decided: exact results, ints when whole
+        ("１２３", 123),  # full-width digits are plain digits in another width
+        ("1e5", 100000),
+        (".5", 0.5),
+        ("5.", 5),
+        ("--1", 1),
+        ("+-+1", -1),
+        ("1/3*3", 1),
+        ("-0.0", 0),
+        ("1e-200*1e-200", 0),  # exact 1e-400 rounds to the nearest float, 0.0, shown whole
     ],
 )
 def test_accepted(expression: str, expected: float) -> None:
@@ -106,6 +116,11 @@ def test_accepted(expression: str, expected: float) -> None:
         ("1 +", "not a valid arithmetic expression"),
         ("\x00", "character"),
         ("π * 2", "character"),
+        ("١٢٣", "character '١'"),  # Arabic-Indic digits: refused, not guessed
+        ("5 # 3", "character '#'"),  # a comment would silently drop the rest
+        ("1e5 #", "character '#'"),
+        ("0b101", "plain decimal"),
+        ("01", "leading zeros"),
     ],
 )
 def test_refused(expression: str, message: str) -> None:

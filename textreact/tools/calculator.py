@@ -251,8 +251,9 @@ def evaluate(expression: str) -> int | float:
     text = _normalise(text)
     if not text:
         raise CalculatorError("the expression is empty: write one, like 2 * (3 + 4)")
-    if not text.isprintable() or not text.isascii():
-        bad = next(c for c in text if not (c.isprintable() and c.isascii()))
+    if not text.isprintable() or not text.isascii() or "#" in text:
+        # `#` would start a comment that ast drops silently: `5 # 3` is not 5
+        bad = next(c for c in text if not (c.isprintable() and c.isascii()) or c == "#")
         raise CalculatorError(f"the character {bad!r} is not allowed")
     if len(_OPERATOR.findall(text)) - len(_EXPONENT_SIGN.findall(text)) > MAX_NODES:
         # each operator is an AST node: refuse before the parser builds hundreds of them
