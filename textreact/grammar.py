@@ -61,6 +61,8 @@ _MARKUP = r"(?:\*\*|__|\*|_|`)"
 #: bold or italics. Written so that each `[ \t]*` is followed by a different required character,
 #: so a long run of blanks is tried once, not once per way of splitting it (linear time).
 LEAD_PATTERN: Final = rf"[ \t]*(?:>[ \t]*)?(?:[-+][ \t]+)?(?:\#{{1,6}}[ \t]*)?(?:{_MARKUP}[ \t]*)?"
+#: Any spelling of any keyword; without groups, the stdlib `re` scans for it ~10x faster.
+ANY_SPELLING_PATTERN: Final = "|".join(s for spellings in ALIASES.values() for s in spellings)
 SPELLINGS_PATTERN: Final = "|".join(
     f"(?P<{name}>{'|'.join(spellings)})" for name, spellings in ALIASES.items()
 )
@@ -77,7 +79,8 @@ TAIL_PATTERN: Final = (
 #: before the colon, an ASCII or full-width colon, and bold closing after the colon.
 #: The named group that matched tells which keyword it is; the match ends where the value begins.
 #: Lower case: it is matched on `fold(text)` (the parser) or case-insensitively (KEYWORD_LINE).
-#: The parser matches its three parts separately: SPELLINGS_PATTERN finds the keyword, then
+#: The parser matches its parts separately: ANY_SPELLING_PATTERN finds a keyword, SPELLINGS_PATTERN
+#: names it, and
 #: LEAD_PATTERN must cover the line up to it and TAIL_PATTERN must follow it.
 KEYWORD_LINE_PATTERN: Final = rf"^{LEAD_PATTERN}(?:{SPELLINGS_PATTERN}){TAIL_PATTERN}"
 

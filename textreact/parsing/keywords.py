@@ -32,6 +32,7 @@ class Token(NamedTuple):
 
 
 class _Patterns(NamedTuple):
+    any_spelling: re.Pattern[str]
     spellings: re.Pattern[str]
     lead: re.Pattern[str]
     tail: re.Pattern[str]
@@ -43,8 +44,9 @@ class _Patterns(NamedTuple):
 def _patterns() -> _Patterns:
     """Compiled on the first parse, not on import."""
     return _Patterns(
-        *(re.compile(p) for p in (grammar.SPELLINGS_PATTERN, grammar.LEAD_PATTERN)),
-        *(re.compile(p) for p in (grammar.TAIL_PATTERN, grammar.KEYWORD_INLINE_PATTERN)),
+        *(re.compile(p) for p in (grammar.ANY_SPELLING_PATTERN, grammar.SPELLINGS_PATTERN)),
+        *(re.compile(p) for p in (grammar.LEAD_PATTERN, grammar.TAIL_PATTERN)),
+        re.compile(grammar.KEYWORD_INLINE_PATTERN),
         re.compile(grammar.KEYWORD_LINE_PATTERN, re.MULTILINE),
     )
 
@@ -61,7 +63,7 @@ class Scanner:
 
     def tokens(self) -> Iterator[Token]:
         """Line-led segments, split at inline keywords. A spelling's keyword is the named
-        group that matched it: the keyword-line pattern tries the same alternatives in the
+        group that matches there: the keyword-line pattern tries the same alternatives in the
         same order, and no tail that fails after a longer spelling succeeds after a shorter."""
         window = self.window
         offset = window.start or 0
@@ -70,7 +72,7 @@ class Scanner:
         lead_limit = len(folded) if len(folded) <= _SHORT else _MAX_LEAD
         kind, start, value, lang = None, offset, offset, "en"
         line_end = -1
-        for spelling in patterns.spellings.finditer(folded):
+        for spelling in patterns.any_spelling.finditer(folded):
             at = spelling.start()
             if at > line_end:  # the first spelling on its line: does the line start with it?
                 line_start = folded.rfind("\n", 0, at) + 1
@@ -85,7 +87,8 @@ class Scanner:
                 if tail is not None:
                     if not window.masks or not window.masked(offset + line_start):
                         yield from self._split(kind, start, value, offset + line_start, lang)
-                        kind, start = spelling.lastgroup, offset + line_start
+                        kind = patterns.spellings.match(folded, at).lastgroup
+                        start = offset + line_start
                         value, lang = offset + tail.end(), "en" if folded[at] < "\x80" else "zh"
                     continue
             self._note_inline(offset + at, patterns.inline)
