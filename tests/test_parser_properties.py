@@ -4,6 +4,7 @@ Strategies come from textreact.testing, the same ones `textreact fuzz` uses."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,3 +82,16 @@ def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> No
     fast = _canonical_action(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Thought: **bold** ok\nAction: s\nAction Input: {"q": 1}',
+        'Thought: __under__ line\nAction: s\nAction Input: {"q": 1}',
+    ],
+)
+def test_markup_that_opens_a_value_belongs_to_the_value(text: str) -> None:
+    fast = _canonical_action(text)
+    assert fast is not None and fast.thought.startswith(("**bold**", "__under__"))
+    assert _everything(fast) == _everything(_Reader(text).step())

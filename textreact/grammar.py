@@ -69,9 +69,10 @@ SPELLINGS_PATTERN: Final = "|".join(
 
 #: What may follow a keyword on its line before the value: a number (`Action 1:`), a space
 #: before the colon, bold or italics closing, an ASCII or full-width colon, and bold closing
-#: after the colon. As in LEAD_PATTERN, no two `[ \t]*` can share a run of blanks.
+#: right after the colon (`**Action:** x`; in `Thought: **bold** x` the bold is the value's).
+#: As in LEAD_PATTERN, no two `[ \t]*` can share a run of blanks.
 TAIL_PATTERN: Final = (
-    rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：][ \t]*(?:\*\*|__)?[ \t]*"
+    rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：](?:\*\*|__)?[ \t]*"
 )
 
 #: A keyword at the start of a line, with the decorations models put around it: indentation,
