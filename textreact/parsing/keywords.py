@@ -78,18 +78,19 @@ class Scanner:
                 line_start = folded.rfind("\n", 0, at) + 1
                 line_end = folded.find("\n", at)
                 line_end = len(folded) if line_end < 0 else line_end
-                tail = None
+                after = None
                 if at == line_start or (
                     at - line_start <= lead_limit
                     and patterns.lead.fullmatch(folded, line_start, at) is not None
                 ):
                     tail = patterns.tail.match(folded, spelling.end())
-                if tail is not None:
+                    after = tail.end() if tail else _heading(folded, line_start, at, line_end)
+                if after is not None:
                     if not window.masks or not window.masked(offset + line_start):
                         yield from self._split(kind, start, value, offset + line_start, lang)
                         kind = patterns.spellings.match(folded, at).lastgroup
                         start = offset + line_start
-                        value, lang = offset + tail.end(), "en" if folded[at] < "\x80" else "zh"
+                        value, lang = offset + after, "en" if folded[at] < "\x80" else "zh"
                     continue
             self._note_inline(offset + at, patterns.inline)
         yield from self._split(kind, start, value, window.stop, lang)
@@ -121,6 +122,22 @@ class Scanner:
             yield Token(kind, start, value, at, lang)
             kind, start, value, lang = inline_kind, at, after, inline_lang
         yield Token(kind, start, value, end, lang)
+
+
+_HEADING_REST = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*")
+
+
+def _heading(folded: str, line_start: int, at: int, line_end: int) -> int | None:
+    """Where the value of a keyword written as a heading starts (`## Final Answer` or
+    `**Final Answer**` alone on its line, no colon): the next line. None for a bare word."""
+    match = _patterns().spellings.match(folded, at)
+    rest_start = match.end() if match else at
+    if _HEADING_REST.fullmatch(folded, rest_start, line_end) is None:
+        return None
+    lead, rest = folded[line_start:at], folded[rest_start:line_end]
+    if "#" in lead or any(m in lead and m in rest for m in ("**", "__")):
+        return min(line_end + 1, len(folded))
+    return None
 
 
 def _json_end(segment: str) -> int:
