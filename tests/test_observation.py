@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textreact import observation
+from textreact import observation, templates
 from textreact.parser import parse
 from textreact.steps import ToolResult
 
@@ -50,8 +50,9 @@ def test_truncate_never_grows_past_limit_plus_marker(text, limit):
 def test_empty_results_get_a_recovery_hint():
     for empty in ("", "   ", None, [], {}):
         text = observation.observe(ok(empty))
-        assert text == observation.EMPTY_HINT, empty
-    assert "other keywords or another tool" in observation.EMPTY_HINT
+        assert text == templates.note("empty_result"), empty
+    assert "other keywords or another tool" in text
+    assert "换个关键词" in observation.observe(ok(""), lang="zh")
 
 
 def test_errors_keep_their_specific_message_and_hint():
@@ -207,4 +208,4 @@ _VALUES = st.recursive(
 @given(_VALUES, st.integers(min_value=20, max_value=2000))
 def test_observe_never_raises_and_stays_near_its_limit(value: object, limit: int) -> None:
     text = observation.observe(ok(value), limit=limit)
-    assert isinstance(text, str) and len(text) <= max(limit, len(observation.EMPTY_HINT)) + 60
+    assert isinstance(text, str) and len(text) <= max(limit, len(templates.note("empty_result"))) + 60

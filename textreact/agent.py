@@ -243,17 +243,18 @@ class _Run:
 
     def act(self, turn: Turn, step: Action) -> Turn:
         self.format_errors_in_row = self.truncations_in_row = 0
+        lang = self.agent.lang
         key = self.agent.toolbox.call_key(step.tool, step.input)
         earlier = self.calls.get(key) if key is not None else None
         if earlier is not None:
             text = observation.repeated_call(
-                earlier.tool or step.tool, earlier.index, earlier.observation or ""
+                earlier.tool or step.tool, earlier.index, earlier.observation or "", lang
             )
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"
             )
         result = self.agent.toolbox.call(step.tool, step.input)
-        text = observation.observe(result, limit=self.agent.observation_limit)
+        text = observation.observe(result, limit=self.agent.observation_limit, lang=lang)
         turn = dataclasses.replace(turn, result=result, observation=text)
         if key is not None and not result.is_error:
             self.calls[key] = turn

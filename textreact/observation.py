@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any
 
-from textreact import grammar
+from textreact import grammar, templates
 from textreact.steps import ToolResult
 
 #: Default number of characters of a tool's result shown to the model.
@@ -21,22 +21,15 @@ DEFAULT_LIMIT = 500
 #: Errors carry specific instructions; they get this much room whatever the limit.
 ERROR_LIMIT = 1000
 _QUOTE = "│"
+#: Error kinds whose observation ends with a recovery hint from prompts/notes.md (a timeout's
+#: message already says what to do).
+_HINTED_ERRORS = frozenset({"arguments", "unknown_tool", "exception"})
 #: Integers longer than this (about 3,000 digits) are shown in scientific form: str() of a
 #: much longer one is slow, and past 4,300 digits it raises.
 _MAX_INT_BITS = 10_000
 #: Containers nested deeper than this are shown as `…`.
 _MAX_NESTING = 8
 _THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
-
-EMPTY_HINT = (
-    "The tool returned an empty result. Try other keywords or another tool, "
-    "or give your Final Answer if you already know it."
-)
-_ERROR_HINTS = {
-    "arguments": "Fix the Action Input as shown and call the tool again.",
-    "unknown_tool": "Use one of the listed tool names exactly.",
-    "exception": "The tool failed. Check the input, or try another tool.",
-}
 
 
 def format_number(value: float) -> str:
@@ -186,21 +179,20 @@ def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
     return f"{text[:head]}\n… [{left_out} characters left out] …\n{text[len(text) - tail :]}"
 
 
-def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT) -> str:
-    """The observation text for one tool call (without the `Observation:` label)."""
+def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT, lang: str = "en") -> str:
+    """The observation text for one tool call (without the `Observation:` label), with a
+    recovery hint in `lang` when the result cannot help the model as it is."""
     if result.is_error:
-        hint = _ERROR_HINTS.get(result.error_kind or "", "")
-        return quote_keywords(truncate(f"Error: {result.error}\n{hint}".strip(), ERROR_LIMIT))
+        kind = result.error_kind
+        hint = templates.note(f"hint_{kind}", lang) if kind in _HINTED_ERRORS else ""
+        text = templates.note("tool_error", lang, error=result.error or "", hint=hint)
+        return quote_keywords(truncate(text.strip(), ERROR_LIMIT))
     text = format_value(result.value, limit=4 * limit).strip()
     if not text:
-        return EMPTY_HINT
+        return templates.note("empty_result", lang)
     return quote_keywords(truncate(text, limit))
 
 
-def repeated_call(tool: str, step: int, earlier: str) -> str:
+def repeated_call(tool: str, step: int, earlier: str, lang: str = "en") -> str:
     """Shown instead of calling a tool again with the same arguments."""
-    return (
-        f"You already called {tool} with these arguments in step {step}, and the result was:\n"
-        f"{earlier}\nDo not repeat the call: use this result, try different arguments, "
-        "or give your Final Answer."
-    )
+    return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
