@@ -287,3 +287,15 @@ def test_a_failed_best_effort_request_keeps_the_max_steps_stop_reason():
     assert result.stop_reason == "max_steps"
     assert result.answer is None and not result.best_effort
     assert "called 3 times" in result.error
+
+
+def test_transcript_keeps_a_record_json_cannot_write(tmp_path):
+    from textreact.transcript import Transcript
+
+    looped: dict = {"a": 1}
+    looped["self"] = looped
+    path = tmp_path / "t.jsonl"
+    with Transcript(path) as transcript:
+        transcript.write("step", input=looped, index=1)
+    (record,) = read_transcript(path)
+    assert record["index"] == 1 and record["input"].startswith("{'a': 1")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -37,10 +38,21 @@ class Transcript:
         """Append one line and make sure it reached the disk before returning."""
         if self._file is None:
             raise RuntimeError("Transcript.write outside `with Transcript(path):`")
-        line = json.dumps({"type": record_type, **fields}, ensure_ascii=False, default=str)
+        record = {"type": record_type, **fields}
+        try:
+            line = json.dumps(record, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):  # a cycle or a deep structure from a program
+            line = json.dumps({k: _plain(v) for k, v in record.items()}, ensure_ascii=False)
         self._file.write(line + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
+
+
+def _plain(value: Any) -> Any:
+    """A value json cannot write, as bounded text: the record is kept, never lost."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return reprlib.repr(value)
 
 
 def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
