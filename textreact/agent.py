@@ -90,13 +90,11 @@ class Agent:
                 f"model must have a complete(messages, *, stop) method (a ChatModel), got "
                 f"{type(model).__name__}; use OpenAICompatModel(...) or ScriptedModel([...])"
             )
-        for name, value, least in (
-            ("max_steps", max_steps, 1),
-            ("max_format_errors", max_format_errors, 1),
-            ("observation_limit", observation_limit, 20),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
+        check_limits(
+            max_steps=max_steps,
+            max_format_errors=max_format_errors,
+            observation_limit=observation_limit,
+        )
         if lang not in grammar.LANGUAGES:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {lang!r}")
         self.model = model
@@ -113,8 +111,7 @@ class Agent:
     def run(self, question: str, *, transcript: str | os.PathLike[str] | None = None) -> Result:
         """Answer `question`; never raises for the model's mistakes (see `Result.stop_reason`).
         With `transcript`, each turn is on disk as soon as it happens."""
-        if not isinstance(question, str) or not question.strip():
-            raise ConfigError(f"question must be a non-empty string, got {question!r}")
+        check_question(question)
         with _transcript(transcript) as log:
             state = _Run(self, question, log)
             log("start", question=question, tools=list(self.toolbox.names), lang=self.lang)
@@ -131,6 +128,25 @@ class Agent:
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+#: The least value of each loop limit (observations shorter than 20 characters cannot carry a
+#: hint).
+_LEAST = {"max_steps": 1, "max_format_errors": 1, "observation_limit": 20}
+
+
+def check_limits(**limits: int) -> None:
+    """Refuse a loop limit that is not an integer at least its least value (shared by the
+    text and the native loop, so both accept exactly the same settings)."""
+    for name, value in limits.items():
+        least = _LEAST[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
+
+
+def check_question(question: object) -> None:
+    if not isinstance(question, str) or not question.strip():
+        raise ConfigError(f"question must be a non-empty string, got {question!r}")
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from textreact import observation
-from textreact.agent import Result, StopReason
+from textreact.agent import Result, StopReason, check_limits, check_question
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox, builtin_tools
@@ -215,13 +215,11 @@ class NativeAgent:
                 f"(OpenAICompatModel) or create(messages, *, tools) (AnthropicModel), got "
                 f"{type(model).__name__}"
             )
-        for name, value, least in (
-            ("max_steps", max_steps, 1),
-            ("max_format_errors", max_format_errors, 1),
-            ("observation_limit", observation_limit, 20),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
+        check_limits(
+            max_steps=max_steps,
+            max_format_errors=max_format_errors,
+            observation_limit=observation_limit,
+        )
         self.model = model
         self.toolbox = ToolBox(builtin_tools() if tools is None else list(tools))
         self.max_steps = max_steps
@@ -234,8 +232,7 @@ class NativeAgent:
 
     def run(self, question: str) -> Result:
         """Answer `question`; never raises for the model's or the server's refusals."""
-        if not isinstance(question, str) or not question.strip():
-            raise ConfigError(f"question must be a non-empty string, got {question!r}")
+        check_question(question)
         state = _NativeRun(self, question)
         try:
             while state.stop_reason is None:
