@@ -17,6 +17,7 @@ from textreact.errors import ConfigError, ModelError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.models import ChatModel, Message
 from textreact.parser import parse
+from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox, builtin_tools
 from textreact.transcript import Transcript
@@ -251,11 +252,20 @@ class _Run:
             return turn
         lang = self.agent.lang
         if self.format_errors_in_row == 1:
-            text = templates.note("format_error", lang, message=step.message, hint=step.hint)
+            hint = self.concrete(step.hint)
+            text = templates.note("format_error", lang, message=step.message, hint=hint)
         else:
             rules = prompt.format_section(self.agent.toolbox.tools, lang)
             text = templates.note("format_error_again", lang, message=step.message, rules=rules)
         return dataclasses.replace(turn, observation=text)
+
+    def concrete(self, hint: str) -> str:
+        """The parser's generic hint shown with a real tool and its example instead."""
+        tools = self.agent.toolbox.tools
+        for lang in grammar.LANGUAGES:
+            if tools and hint == forms_hint(lang):
+                return forms_hint(lang, tools[0].name, grammar.render_input(tools[0].example))
+        return hint
 
     def act(self, turn: Turn, step: Action) -> Turn:
         self.format_errors_in_row = self.truncations_in_row = 0

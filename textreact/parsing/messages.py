@@ -5,7 +5,7 @@ tell a keyword-less answer from an intention or a fragment."""
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import lru_cache
 
 from textreact import grammar
 from textreact.parsing.inputs import tool_name
@@ -43,11 +43,13 @@ _FRAGMENT_END = (
 _SENTENCE_END = r"(?<=[.!?。！？])\s+"
 
 
-@cache
-def _forms_hint(lang: str) -> str:
-    """The same two forms for every error in a language: rendered once."""
+@lru_cache(maxsize=64)
+def forms_hint(lang: str, tool: str = "tool_name", example: str = '{"argument": "value"}') -> str:
+    """The two forms a reply may take, in `lang`, rendered by the grammar. The parser knows no
+    tools, so its hint shows a placeholder tool; the loop, which knows them, shows a real tool
+    and its example Action Input instead, since small models copy a placeholder literally."""
     phrases = _PHRASES[lang]
-    action = Action("tool_name", {"argument": "value"}, phrases["thought"])
+    action = Action(tool, example, phrases["thought"])
     final = FinalAnswer(phrases["answer"], phrases["thought"])
     return phrases["forms"].format(
         action=grammar.render_step(action, lang), final=grammar.render_step(final, lang)
@@ -55,7 +57,7 @@ def _forms_hint(lang: str) -> str:
 
 
 def error(message: str, lang: str, *, rest: str = "") -> FormatError:
-    return FormatError(message, _forms_hint(lang), rest)
+    return FormatError(message, forms_hint(lang), rest)
 
 
 def no_input(written: str, lang: str, rest: str) -> FormatError:
