@@ -301,3 +301,14 @@ def test_transcript_keeps_a_record_json_cannot_write(tmp_path):
         transcript.write("step", input=looped, index=1)
     (record,) = read_transcript(path)
     assert record["index"] == 1 and record["input"].startswith("{'a': 1")
+
+
+def test_a_model_looping_on_one_call_is_asked_to_answer():
+    call = action("calculator", '{"expression": "2 + 2"}')
+    model = ScriptedModel([call, call, call, final("4")])
+    result = Agent(model).run("q")
+    assert [s.note for s in result.steps[:3]] == [None, "repeated_call", "repeated_call"]
+    assert "already called calculator" in result.steps[1].observation
+    third = result.steps[2].observation
+    assert "again" in third and "Final Answer:" in third and "step 1" in third
+    assert result.answer == "4"

@@ -273,9 +273,9 @@ class _Run:
         key = self.agent.toolbox.call_key(step.tool, step.input)
         earlier = self.calls.get(key) if key is not None else None
         if earlier is not None:
-            text = observation.repeated_call(
-                earlier.tool or step.tool, earlier.index, earlier.observation or "", lang
-            )
+            again = bool(self.turns) and self.turns[-1].note == "repeated_call"
+            tool, shown = earlier.tool or step.tool, earlier.observation or ""
+            text = observation.repeated_call(tool, earlier.index, shown, lang, again=again)
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"
             )

@@ -193,6 +193,11 @@ def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT, lang: str = "en")
     return quote_keywords(truncate(text, limit))
 
 
-def repeated_call(tool: str, step: int, earlier: str, lang: str = "en") -> str:
-    """Shown instead of calling a tool again with the same arguments."""
+def repeated_call(
+    tool: str, step: int, earlier: str, lang: str = "en", *, again: bool = False
+) -> str:
+    """Shown instead of calling a tool again with the same arguments; `again` when the model
+    repeated itself on the turn before too: a model in a loop is asked to answer instead."""
+    if again:
+        return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
     return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
