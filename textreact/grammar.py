@@ -71,9 +71,7 @@ SPELLINGS_PATTERN: Final = "|".join(
 #: before the colon, bold or italics closing, an ASCII or full-width colon, and bold closing
 #: right after the colon (`**Action:** x`; in `Thought: **bold** x` the bold is the value's).
 #: As in LEAD_PATTERN, no two `[ \t]*` can share a run of blanks.
-TAIL_PATTERN: Final = (
-    rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：](?:\*\*|__)?[ \t]*"
-)
+TAIL_PATTERN: Final = rf"[ \t]*(?:\#?\d{{1,3}}[ \t]*)?(?:{_MARKUP}[ \t]*)?[:：](?:\*\*|__)?[ \t]*"
 
 #: A keyword at the start of a line, with the decorations models put around it: indentation,
 #: a quote or list marker, a markdown heading, bold or italics, a number (`Action 1:`), a space
