@@ -208,4 +208,5 @@ _VALUES = st.recursive(
 @given(_VALUES, st.integers(min_value=20, max_value=2000))
 def test_observe_never_raises_and_stays_near_its_limit(value: object, limit: int) -> None:
     text = observation.observe(ok(value), limit=limit)
-    assert isinstance(text, str) and len(text) <= max(limit, len(templates.note("empty_result"))) + 60
+    longest = max(limit, len(templates.note("empty_result")))
+    assert isinstance(text, str) and len(text) <= longest + 60
