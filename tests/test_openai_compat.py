@@ -122,6 +122,12 @@ def test_a_refused_connection_says_to_start_the_server() -> None:
         ({"object": "list"}, "not a chat completion"),
         ({"choices": []}, "returned no choices"),
         (chat_completion(None), "content null"),
+        (
+            {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
+            "without a message",
+        ),
+        ({"choices": [{"index": 0, "finish_reason": "stop"}]}, "without a message"),
+        ({"choices": ["hello"]}, "without a message"),
     ],
 )
 def test_malformed_replies_become_model_errors(server: FakeServer, body, expected: str) -> None:
@@ -201,3 +207,14 @@ def test_a_server_that_refuses_tools_raises_native_unsupported(server: FakeServe
     with model_for(server) as model, pytest.raises(NativeToolsUnsupportedError) as info:
         model.chat(MESSAGES, tools=[tool])
     assert "does not support native tool calling" in str(info.value)
+
+
+def test_content_sent_as_text_parts_is_joined(server: FakeServer) -> None:
+    body = chat_completion("x")
+    body["choices"][0]["message"]["content"] = [
+        {"type": "text", "text": "Final "},
+        {"type": "text", "text": "Answer: 4"},
+    ]
+    server.add(Reply(200, body))
+    with model_for(server) as model:
+        assert model.complete(MESSAGES).text == "Final Answer: 4"

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from textreact import observation
 from textreact.agent import Result, StopReason, check_limits, check_question
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
+from textreact.models.openai_compat import usage_of
 from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox, builtin_tools
 
@@ -75,12 +76,8 @@ def openai_reply(response: Any) -> Reply:
         )
         for i, call in enumerate(message.tool_calls or ())
     )
-    usage = response.usage
-    counts = Usage(
-        int(getattr(usage, "prompt_tokens", 0) or 0),
-        int(getattr(usage, "completion_tokens", 0) or 0),
-    )
-    return Reply(message.content, calls, choice.finish_reason or "stop", counts)
+    content = message.content if isinstance(message.content, str) else None
+    return Reply(content, calls, choice.finish_reason or "stop", usage_of(response.usage))
 
 
 def assistant_message(reply: Reply) -> dict[str, Any]:

@@ -99,9 +99,13 @@ class OpenAICompatModel:
                 f"null, finish_reason {choice.finish_reason!r}) for model {self.model!r}; a "
                 "reasoning model may have spent every token thinking: raise max_tokens"
             )
-        return Completion(
-            choice.message.content, choice.finish_reason or "stop", _usage(response.usage)
-        )
+        text = _text(choice.message.content)
+        if text is None:
+            raise ModelError(
+                f"the model server at {self.base_url} returned content that is not text "
+                f"({str(choice.message.content)[:80]!r}) for model {self.model!r}"
+            )
+        return Completion(text, choice.finish_reason or "stop", usage_of(response.usage))
 
     def chat(
         self,
@@ -168,6 +172,12 @@ class OpenAICompatModel:
                 f"the model server at {self.base_url} returned no choices for model "
                 f"{self.model!r}; the server may have filtered the request or failed without "
                 "saying why: check its log"
+            )
+        if getattr(response.choices[0], "message", None) is None:
+            raise ModelError(
+                f"the model server at {self.base_url} returned a choice without a message "
+                f"({str(response.choices[0])[:80]!r}) for model {self.model!r}; check that the "
+                "server speaks the OpenAI chat-completions format"
             )
         return response
 
@@ -270,9 +280,24 @@ def sdk_fault(
     )
 
 
-def _usage(usage: Any) -> Usage:
+def _text(content: Any) -> str | None:
+    """Message content as text: a string, or a list of text parts (some servers send parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content
+        ]
+        if all(isinstance(part, str) for part in parts):
+            return "".join(parts)
+    return None
+
+
+def usage_of(reported: Any) -> Usage:
+    """The SDK's usage object as Usage; counts a server leaves out are 0."""
+
     def count(name: str) -> int:
-        return int(getattr(usage, name, 0) or 0)
+        return int(getattr(reported, name, 0) or 0)
 
     return Usage(count("prompt_tokens"), count("completion_tokens"))
 
