@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages, summarise
 from textreact.steps import Action, FormatError, ToolResult, Turn
 
@@ -86,7 +87,24 @@ def test_format_error_turns_are_never_summarised():
 
 
 def test_config_is_validated():
-    with pytest.raises(ValueError, match="keep_recent"):
+    with pytest.raises(ConfigError, match="keep_recent"):
         MemoryConfig(keep_recent=0)
-    with pytest.raises(ValueError, match="budget_chars"):
+    with pytest.raises(ConfigError, match="budget_chars"):
         MemoryConfig(budget_chars=0)
+
+    with pytest.raises(ConfigError, match="summary_chars"):
+        MemoryConfig(summary_chars=0)
+
+
+def test_summaries_never_cut_a_number_at_its_decimal_point():
+    text = "The value is 3.14159 metres. Second."
+    for limit in range(10, 40):
+        shown = summarise(text, limit)
+        assert not shown.startswith("The value is 3. "), (limit, shown)
+
+
+def test_the_left_out_note_is_in_the_run_language():
+    turns = [action_turn(i, f"R{i}. " + "y" * 400) for i in range(1, 12)]
+    config = MemoryConfig(keep_recent=2, budget_chars=1_000)
+    zh = build_messages(OPENING, turns, config=config, lang="zh")
+    assert "已省略" in zh[3]["content"] and "left out" not in zh[3]["content"]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import regex
 
-from textreact import grammar
+from textreact import grammar, templates
+from textreact.errors import ConfigError
 from textreact.models import Message
 from textreact.steps import Action, Turn
 
@@ -32,17 +33,27 @@ class MemoryConfig:
     summary_chars: int = 160
 
     def __post_init__(self) -> None:
-        if self.keep_recent < 1:
-            raise ValueError(f"keep_recent must be at least 1, got {self.keep_recent}")
-        if self.budget_chars is not None and self.budget_chars < 1:
-            raise ValueError(f"budget_chars must be positive or None, got {self.budget_chars}")
+        for name in ("keep_recent", "summary_chars", "budget_chars"):
+            value = getattr(self, name)
+            if name == "budget_chars" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"MemoryConfig.{name} must be an integer >= 1, got {value!r}")
 
 
 def summarise(text: str, limit: int) -> str:
     """The first sentence of `text`, at most `limit` characters."""
     text = text.strip()
-    end = _SENTENCE_END.search(text, 0, limit)
-    first = text[: end.end()].rstrip() if end else text[:limit]
+    # Search past the limit: a sentence end is only one when what follows it is seen too
+    # (`3.14159` must not end at `3.`).
+    end = _SENTENCE_END.search(text, 0, limit + 1)
+    if end is not None and end.end() > limit:
+        end = None
+    if end is not None:
+        first = text[: end.end()].rstrip()
+    else:  # no sentence ends in time: cut at a word boundary, so no number is cut short
+        words = text[: limit + 1].rsplit(None, 1)
+        first = words[0] if len(words) == 2 and len(text) > limit else text[:limit]
     return first if first == text else f"{first} …"
 
 
@@ -52,9 +63,9 @@ def turn_messages(turn: Turn, *, whole: bool, config: MemoryConfig, lang: str) -
         text, observation = turn.text, turn.observation
     else:
         step = turn.step
-        text = grammar.render_step(dataclasses.replace(step, thought=None), lang)
-        if not isinstance(step, Action):  # a final answer is never followed by more turns
-            text = turn.text
+        text = turn.text  # a final answer is never followed by more turns
+        if isinstance(step, Action):
+            text = grammar.render_step(dataclasses.replace(step, thought=None), lang)
         observation = summarise(turn.observation or "", config.summary_chars)
     messages: list[Message] = [{"role": "assistant", "content": text}]
     if observation is not None:
@@ -83,9 +94,8 @@ def build_messages(
             left_out += 1
     messages = [dict(m) for m in opening]
     if left_out:
-        messages[-1]["content"] += (
-            f"\n\n(Steps 1 to {left_out} of this task are left out to save space.)"
-        )
+        note = templates.note("left_out", lang, count=str(left_out))
+        messages[-1]["content"] += f"\n\n{note}"
     for pair in rendered[left_out:]:
         messages.extend(pair)
     return messages

@@ -21,7 +21,9 @@ class Transcript:
 
     def __enter__(self) -> Transcript:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("w", encoding="utf-8")
+        # A lone surrogate (legal in a server's JSON) is written as its JSON escape, which
+        # reads back as the same string, instead of failing the run.
+        self._file = self.path.open("w", encoding="utf-8", errors="backslashreplace")
         return self
 
     def __exit__(
