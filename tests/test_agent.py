@@ -312,3 +312,10 @@ def test_a_model_looping_on_one_call_is_asked_to_answer():
     third = result.steps[2].observation
     assert "again" in third and "Final Answer:" in third and "step 1" in third
     assert result.answer == "4"
+
+
+def test_a_lone_surrogate_from_the_server_does_not_break_the_transcript(tmp_path):
+    path = tmp_path / "t.jsonl"
+    result = Agent(ScriptedModel(["Final Answer: caf\udce9"])).run("q", transcript=path)
+    assert result.answer == "caf\udce9"
+    assert read_transcript(path)[-1]["answer"] == "caf\udce9"

@@ -86,7 +86,8 @@ def test_unreachable_server_is_a_model_error(capsys):
 
 
 def test_parse_reads_stdin_and_prints_the_step(capsys, monkeypatch):
-    monkeypatch.setattr(sys, "stdin", io.StringIO(CALL + "\nObservation: 999"))
+    stdin = io.TextIOWrapper(io.BytesIO((CALL + "\nObservation: 999").encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
     assert main(["parse"]) == EXIT_OK
     data = json.loads(capsys.readouterr().out)
     assert data["kind"] == "action" and data["tool"] == "calculator"
@@ -157,3 +158,31 @@ def test_run_on_the_embedded_model_end_to_end(capsys, monkeypatch):
 
 for _mark in needs_model:  # marked local_model; skipped with the reason when the model is absent
     test_run_on_the_embedded_model_end_to_end = _mark(test_run_on_the_embedded_model_end_to_end)
+
+
+def test_usage_errors_return_2_instead_of_exiting(capsys):
+    assert main(["run"]) == EXIT_USAGE
+    assert main(["no-such-command"]) == EXIT_USAGE
+    assert main(["--help"]) == EXIT_OK
+
+
+def test_gguf_and_base_url_together_is_a_usage_error(capsys, tmp_path):
+    code = main(["run", "q", "--base-url", "http://127.0.0.1:9/v1", "--gguf", str(tmp_path)])
+    assert code == EXIT_USAGE and "--gguf" in capsys.readouterr().err
+
+
+def test_parse_takes_broken_utf8(capsys, tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"Final Answer: caf\xe9")
+    assert main(["parse", str(path)]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["answer"] == "caf\ufffd"
+
+
+def test_a_model_failure_at_the_best_effort_request_is_reported(capsys):
+    call = 'Action: calculator\nAction Input: {"expression": "1+1"}'
+    replies = [Reply(body=chat_completion(call)), Reply(400, {"error": {"message": "boom"}})]
+    with FakeServer(replies) as server:
+        argv = ["run", "q", "--base-url", server.base_url, "--model", "m", "--max-steps", "1"]
+        code = main(argv)
+    assert code == EXIT_NO_ANSWER
+    assert "boom" in capsys.readouterr().err

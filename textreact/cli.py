@@ -25,7 +25,10 @@ EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting, for in-process tests."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on usage errors and --help; return instead
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return args.handler(args, os.environ)
     except KeyboardInterrupt:
@@ -114,6 +117,11 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
 
     base_url = args.base_url or env.get("OPENAI_BASE_URL")
     options = {"max_tokens": args.max_tokens, "timeout": args.timeout}
+    if base_url and args.gguf:
+        raise ConfigError(
+            "--gguf runs the embedded server, --base-url (or OPENAI_BASE_URL) names another "
+            "server: give one of them"
+        )
     if base_url:
         name = args.model or env.get("TEXTREACT_MODEL")
         if not name:
@@ -127,7 +135,13 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
         return
     from textreact.models import local
 
-    gguf = args.gguf or local.gguf_path(local.default_cache_dir(env))
+    gguf = args.gguf
+    if gguf is None:  # the default model, fetched on first use
+        cache = local.default_cache_dir(env)
+        gguf = local.gguf_path(cache)
+        if not gguf.is_file():
+            _progress(f"textreact: first run: fetching the default model into {cache}")
+            gguf = local.pull(cache, progress=_progress)
     with local.local_model(gguf, **options) as model:
         yield model
 
@@ -135,7 +149,8 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
 
-    live = None if args.json else LiveView(sys.stderr, verbose=args.verbose)
+    colour = sys.stderr.isatty() and "NO_COLOR" not in env
+    live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
     with open_model(args, env) as model:
         agent = Agent(model, max_steps=args.max_steps, lang=args.lang, on_event=live)
         result = agent.run(args.question, transcript=args.transcript)
@@ -145,9 +160,9 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         print(result.answer)
     if result.stop_reason == "interrupted":
         return EXIT_INTERRUPTED
+    if result.error is not None and not args.json:
+        print(f"textreact: model error: {result.error}", file=sys.stderr)
     if result.stop_reason == "model_error":
-        if not args.json:
-            print(f"textreact: model error: {result.error}", file=sys.stderr)
         return EXIT_MODEL
     return EXIT_OK if result.answer is not None else EXIT_NO_ANSWER
 
@@ -155,10 +170,10 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 class LiveView:
     """Shows each turn as it happens: colour on a terminal, plain text when piped."""
 
-    def __init__(self, out: IO[str], *, verbose: bool = False) -> None:
+    def __init__(self, out: IO[str], *, verbose: bool = False, colour: bool = False) -> None:
         self.out = out
         self.verbose = verbose
-        self.colour = out.isatty() and "NO_COLOR" not in os.environ
+        self.colour = colour
 
     def style(self, text: str, code: str) -> str:
         return f"\033[{code}m{text}\033[0m" if self.colour else text
@@ -211,10 +226,10 @@ def cmd_parse(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.parser import parse
     from textreact.steps import step_to_dict
 
-    if args.file is None:
-        text = sys.stdin.read()
-    else:
-        text = args.file.read_text(encoding="utf-8", errors="surrogateescape")
+    # Bytes in, decoded leniently: a completion with broken UTF-8 is still parsed, never a
+    # traceback, and what is printed can always be encoded.
+    raw = sys.stdin.buffer.read() if args.file is None else args.file.read_bytes()
+    text = raw.decode("utf-8", errors="replace")
     print(json.dumps(step_to_dict(parse(text)), ensure_ascii=False, indent=2))
     return EXIT_OK
 
