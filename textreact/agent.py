@@ -51,10 +51,7 @@ class Result:
             "best_effort": self.best_effort,
             "error": self.error,
             "steps": [turn.to_dict() for turn in self.steps],
-            "usage": {
-                "prompt_tokens": self.usage.prompt_tokens,
-                "completion_tokens": self.usage.completion_tokens,
-            },
+            "usage": self.usage.to_dict(),
             "seconds": round(self.seconds, 4),
         }
 

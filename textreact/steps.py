@@ -62,9 +62,8 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
         )
 
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
 
 
 @dataclass(frozen=True)
@@ -119,17 +118,15 @@ class Turn:
 
     @property
     def tool(self) -> str | None:
-        """The tool called (its registered name once resolved), None when no call was made."""
-        if self.result is not None:
-            return self.result.tool
-        return self.step.tool if isinstance(self.step, Action) else None
+        """The tool called (its registered name once resolved); None when no call was made,
+        also for an action that was never run (cut off, or written in a best-effort reply)."""
+        return self.result.tool if self.result is not None else None
 
     @property
     def input(self) -> dict[str, Any] | str | None:
-        """The arguments after repair and validation (as parsed when they were not valid)."""
-        if self.result is not None:
-            return self.result.arguments
-        return self.step.input if isinstance(self.step, Action) else None
+        """The arguments after repair and validation (as written when they were not valid);
+        None when no call was made."""
+        return self.result.arguments if self.result is not None else None
 
     @property
     def is_error(self) -> bool:
@@ -162,10 +159,7 @@ class Turn:
             "finish_reason": self.finish_reason,
             "model_seconds": round(self.model_seconds, 4),
             "tool_seconds": round(self.result.seconds, 4) if self.result is not None else 0.0,
-            "usage": {
-                "prompt_tokens": self.usage.prompt_tokens,
-                "completion_tokens": self.usage.completion_tokens,
-            },
+            "usage": self.usage.to_dict(),
         }
 
 
