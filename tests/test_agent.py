@@ -68,6 +68,8 @@ def test_max_steps_then_one_best_effort_request_without_tools():
     assert result.best_effort and result.answer == "3"
     assert result.steps[-1].note == "best_effort"
     assert "Do not call any more tools" in model.requests[-1][-1]["content"]
+    assert result.messages[:-1] == model.requests[-1]
+    assert result.messages[-1] == {"role": "assistant", "content": final("3")}
 
 
 def test_max_steps_without_best_effort_has_no_answer():

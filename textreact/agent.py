@@ -175,6 +175,8 @@ class _Run:
         self.truncations_in_row = 0
         #: Successful calls by (tool, arguments): repeats are answered from here.
         self.calls: dict[tuple[str, str], Turn] = {}
+        #: The conversation as the model last saw it, when memory cannot render it.
+        self.final_messages: list[Message] | None = None
         self.started = time.perf_counter()
 
     def stop(self, reason: StopReason) -> None:
@@ -297,6 +299,8 @@ class _Run:
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason != "length":
             self.answer, self.best_effort = turn.step.answer, True
         self.record(dataclasses.replace(turn, note="best_effort"))
+        # Memory would render this last exchange without the note the model was shown.
+        self.final_messages = [*messages, {"role": "assistant", "content": turn.text}]
 
     def result(self) -> Result:
         usage = sum((turn.usage for turn in self.turns), Usage())
@@ -304,7 +308,7 @@ class _Run:
             answer=self.answer,
             stop_reason=self.stop_reason or "interrupted",
             steps=tuple(self.turns),
-            messages=self.messages(),
+            messages=self.final_messages or self.messages(),
             usage=usage,
             best_effort=self.best_effort,
             error=self.error,
