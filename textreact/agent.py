@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from textreact import grammar, observation, prompt, templates
+from textreact.calls import Calls
 from textreact.errors import ConfigError, ModelError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.models import ChatModel, Message
@@ -173,8 +174,7 @@ class _Run:
         self.best_effort = False
         self.format_errors_in_row = 0
         self.truncations_in_row = 0
-        #: Successful calls by (tool, arguments): repeats are answered from here.
-        self.calls: dict[tuple[str, str], Turn] = {}
+        self.calls = Calls(agent.toolbox, limit=agent.observation_limit, lang=agent.lang)
         #: The conversation as the model last saw it, when memory cannot render it.
         self.final_messages: list[Message] | None = None
         self.started = time.perf_counter()
@@ -268,22 +268,8 @@ class _Run:
 
     def act(self, turn: Turn, step: Action) -> Turn:
         self.format_errors_in_row = self.truncations_in_row = 0
-        lang = self.agent.lang
-        key = self.agent.toolbox.call_key(step.tool, step.input)
-        earlier = self.calls.get(key) if key is not None else None
-        if earlier is not None:
-            again = bool(self.turns) and self.turns[-1].note == "repeated_call"
-            tool, shown = earlier.tool or step.tool, earlier.observation or ""
-            text = observation.repeated_call(tool, earlier.index, shown, lang, again=again)
-            return dataclasses.replace(
-                turn, result=earlier.result, observation=text, note="repeated_call"
-            )
-        result = self.agent.toolbox.call(step.tool, step.input)
-        text = observation.observe(result, limit=self.agent.observation_limit, lang=lang)
-        turn = dataclasses.replace(turn, result=result, observation=text)
-        if key is not None and not result.is_error:
-            self.calls[key] = turn
-        return turn
+        again = bool(self.turns) and self.turns[-1].note == "repeated_call"
+        return self.calls.run(turn, step.tool, step.input, again=again)
 
     def at_step_limit(self) -> None:
         self.stop("max_steps")

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from textreact import observation
+from textreact import observation, templates
 from textreact.agent import Result, StopReason, check_limits, check_question
+from textreact.calls import Calls
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.models.openai_compat import usage_of
 from textreact.steps import Action, FinalAnswer, FormatError, Turn, Usage
@@ -24,15 +25,6 @@ from textreact.tools import Tool, ToolBox, builtin_tools
 
 #: How `Result.error` begins when the server refused `tools=`.
 UNSUPPORTED = "native tool calling unsupported"
-TRUNCATED_NOTE = (
-    "Your reply was cut off by the length limit, so it was not used. Reply again, shorter."
-)
-EMPTY_NOTE = "Your reply was empty. Call a tool, or reply with your answer."
-BEST_EFFORT_NOTE = (
-    "You have used all {max_steps} steps. Do not call any more tools. Using what you have "
-    "found so far, reply now with your best answer."
-)
-
 Capability = Literal["supported", "rejected", "as_text", "no_call"]
 
 
@@ -257,7 +249,7 @@ class _NativeRun:
         self.error: str | None = None
         self.best_effort = False
         self.empty_in_row = self.truncations_in_row = 0
-        self.calls: dict[tuple[str, str], Turn] = {}
+        self.calls = Calls(agent.toolbox, limit=agent.observation_limit)
         self.started = time.perf_counter()
 
     def ask(self) -> tuple[Reply, float] | None:
@@ -266,16 +258,17 @@ class _NativeRun:
         try:
             reply = self.dialect.ask(self.agent.model, self.messages, self.specs)
         except NativeToolsUnsupportedError as exc:
-            self.error, self.stop_reason = f"{UNSUPPORTED}: {exc}", "model_error"
+            self.error = f"{UNSUPPORTED}: {exc}"
             return None
         except ModelError as exc:
-            self.error, self.stop_reason = str(exc), "model_error"
+            self.error = str(exc)
             return None
         return reply, time.perf_counter() - started
 
     def advance(self) -> None:
         asked = self.ask()
         if asked is None:
+            self.stop_reason = "model_error"
             return
         reply, seconds = asked
         first = Turn(
@@ -308,20 +301,22 @@ class _NativeRun:
             self.stop_reason = "truncated"
             return
         self.messages.append({"role": "assistant", "content": turn.text})
-        self.messages.append({"role": "user", "content": TRUNCATED_NOTE})
-        self.turns.append(dataclasses.replace(turn, note="truncated", observation=TRUNCATED_NOTE))
+        note = templates.note("native_truncated")
+        self.messages.append({"role": "user", "content": note})
+        self.turns.append(dataclasses.replace(turn, note="truncated", observation=note))
 
     def empty(self, turn: Turn) -> None:
         self.empty_in_row += 1
-        step = FormatError("the reply had neither text nor tool calls", EMPTY_NOTE)
+        note = templates.note("native_empty")
+        step = FormatError("the reply had neither text nor tool calls", note)
         turn = dataclasses.replace(turn, step=step)
         if self.empty_in_row >= self.agent.max_format_errors:
             self.turns.append(turn)
             self.stop_reason = "format_errors"
             return
         self.messages.append({"role": "assistant", "content": ""})
-        self.messages.append({"role": "user", "content": EMPTY_NOTE})
-        self.turns.append(dataclasses.replace(turn, observation=EMPTY_NOTE))
+        self.messages.append({"role": "user", "content": note})
+        self.turns.append(dataclasses.replace(turn, observation=note))
 
     def act(self, reply: Reply, first: Turn) -> None:
         """Run each call of the message in order; each answer is a `tool` message with its id."""
@@ -345,27 +340,14 @@ class _NativeRun:
             raw_input=call.arguments,
         )
         turn = dataclasses.replace(turn, step=step)
-        key = self.agent.toolbox.call_key(call.name, call.arguments)
-        earlier = self.calls.get(key) if key is not None else None
-        if earlier is not None:
-            text = observation.repeated_call(
-                earlier.tool or call.name, earlier.index, earlier.observation or ""
-            )
-            return dataclasses.replace(
-                turn, result=earlier.result, observation=text, note="repeated_call"
-            )
-        result = self.agent.toolbox.call(call.name, call.arguments)
-        text = observation.observe(result, limit=self.agent.observation_limit)
-        turn = dataclasses.replace(turn, result=result, observation=text)
-        if key is not None and not result.is_error:
-            self.calls[key] = turn
-        return turn
+        again = bool(self.turns) and self.turns[-1].note == "repeated_call"
+        return self.calls.run(turn, call.name, call.arguments, again=again)
 
     def at_step_limit(self) -> None:
         self.stop_reason = "max_steps"
         if not self.agent.best_effort:
             return
-        note = BEST_EFFORT_NOTE.format(max_steps=self.agent.max_steps)
+        note = templates.note("native_best_effort", max_steps=str(self.agent.max_steps))
         self.messages.append({"role": "user", "content": note})
         asked = self.ask()  # tools stay offered: servers reject tool history without them
         if asked is None:
