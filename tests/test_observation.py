@@ -210,3 +210,10 @@ def test_observe_never_raises_and_stays_near_its_limit(value: object, limit: int
     text = observation.observe(ok(value), limit=limit)
     longest = max(limit, len(templates.note("empty_result")))
     assert isinstance(text, str) and len(text) <= longest + 60
+
+
+def test_the_left_out_marker_of_a_long_list_is_not_numbered():
+    text = observation.format_value(["a" * 30] * 5, limit=40)
+    lines = text.splitlines()
+    assert lines[-1].startswith("… (") and "more)" in lines[-1]
+    assert all(line.startswith(f"{i}. ") for i, line in enumerate(lines[:-1], 1))

@@ -82,10 +82,9 @@ class _Render:
         if depth > _MAX_NESTING:
             return self.spend("…")
         if isinstance(value, (list, tuple)):
-            lines = self.items(value, lambda item: self.record(item, depth + 1))
-            return "\n".join(
-                line if i > len(value) else f"{i}. {line}" for i, line in enumerate(lines, 1)
-            )
+            lines, more = self.items(value, lambda item: self.record(item, depth + 1))
+            numbered = [f"{i}. {line}" for i, line in enumerate(lines, 1)]
+            return "\n".join([*numbered, more] if more else numbered)
         if isinstance(value, dict):
             return self.json(value, depth) if value else ""
         return self.scalar(value)
@@ -108,21 +107,25 @@ class _Render:
         self.left -= len(text)
         return text
 
-    def items(self, values: Any, show: Any) -> list[str]:
+    def items(self, values: Any, show: Any) -> tuple[list[str], str | None]:
+        """The items shown within the budget, and the note on those left out (or None)."""
         shown: list[str] = []
         for item in values:
             if self.left <= 0:
-                shown.append(f"… ({len(values) - len(shown)} more)")
-                break
+                return shown, f"… ({len(values) - len(shown)} more)"
             shown.append(show(item))
-        return shown
+        return shown, None
+
+    def joined(self, values: Any, show: Any, separator: str = ", ") -> str:
+        shown, more = self.items(values, show)
+        return separator.join([*shown, more] if more else shown)
 
     def record(self, item: Any, depth: int) -> str:
         if isinstance(item, dict) and depth <= _MAX_NESTING:
-            pairs = self.items(
+            pairs = self.joined(
                 item.items(), lambda pair: f"{self.key(pair[0])}: {self.show(pair[1], depth)}"
             )
-            return ", ".join(pairs).replace("\n", " ")
+            return pairs.replace("\n", " ")
         return self.show(item, depth).replace("\n", " ")
 
     def key(self, key: Any) -> str:
@@ -133,13 +136,13 @@ class _Render:
         if depth > _MAX_NESTING:
             return self.spend("…")
         if isinstance(value, dict):
-            pairs = self.items(
+            pairs = self.joined(
                 value.items(),
                 lambda pair: f"{self.quoted(self.key(pair[0]))}: {self.json(pair[1], depth + 1)}",
             )
-            return "{" + ", ".join(pairs) + "}"
+            return "{" + pairs + "}"
         if isinstance(value, (list, tuple, set, frozenset)):
-            return "[" + ", ".join(self.items(value, lambda v: self.json(v, depth + 1))) + "]"
+            return "[" + self.joined(value, lambda v: self.json(v, depth + 1)) + "]"
         if isinstance(value, float) and not math.isfinite(value):
             return self.spend(json.dumps(value))
         text = self.scalar(value)
