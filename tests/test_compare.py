@@ -61,6 +61,10 @@ def test_parse_suite_reports_bad_lines_by_number() -> None:
         parse_suite([good, good])
     with pytest.raises(ConfigError, match="regex"):
         parse_suite(['{"question": "q", "pattern": "("}'])
+    with pytest.raises(ConfigError, match="'tolerance' must be a number"):
+        parse_suite(['{"question": "q", "answer": 1, "tolerance": "x"}'])
+    with pytest.raises(ConfigError, match="'lang' must be one of"):
+        parse_suite(['{"question": "q", "answer": 1, "lang": "fr"}'])
 
 
 def test_the_builtin_suite_covers_every_kind_of_task() -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from textreact import grammar
 from textreact.errors import ConfigError
 
 DEFAULT_TOLERANCE = 1e-3
@@ -88,14 +89,20 @@ def parse_task(record: object, where: str) -> Task:
     tags = record.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ConfigError(f"{where}: 'tags' must be a list of strings, got {tags!r}")
+    tolerance = record.get("tolerance", DEFAULT_TOLERANCE)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0:
+        raise ConfigError(f"{where}: 'tolerance' must be a number >= 0, got {tolerance!r}")
+    lang = record.get("lang", "en")
+    if lang not in grammar.LANGUAGES:
+        raise ConfigError(f"{where}: 'lang' must be one of {grammar.LANGUAGES}, got {lang!r}")
     return Task(
         id=str(record.get("id") or where),
         question=record["question"],
         answer=None if answer is None else float(answer),
-        tolerance=float(record.get("tolerance", DEFAULT_TOLERANCE)),
+        tolerance=float(tolerance),
         pattern=pattern,
         tags=tuple(tags),
-        lang=str(record.get("lang", "en")),
+        lang=lang,
     )
 
 
