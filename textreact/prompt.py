@@ -55,7 +55,7 @@ def example_messages(tools: Sequence[Tool], lang: str = "en") -> list[Message]:
     """The worked example as real turns, when the tools it calls are all offered."""
     if not {t.name for t in tools} >= EXAMPLE_TOOLS:
         return []
-    return parse_exchange(templates.load_template("example.md", lang))
+    return parse_exchange(templates.render("example.md", lang, templates.labels(lang)))
 
 
 def opening_messages(
