@@ -58,6 +58,12 @@ def is_no_action(written: str) -> bool:
     return tool_name(written).lower() in NO_ACTION
 
 
+#: `name=` at the start of an Action Input: keyword arguments written without the call around
+#: them. Longer inputs are left as text rather than handed to `ast.parse`.
+_KEYWORD_ARGUMENT = r"[A-Za-z_]\w*[ \t]*=(?!=)"
+_KEYWORDS_LIMIT = 2_000
+
+
 def _unquote(raw: str) -> tuple[str, tuple[str, ...]]:
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'`\"" and raw[0] not in raw[1:-1]:
         return raw[1:-1], ("quotes",)
@@ -75,6 +81,10 @@ def read_input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
         fence = re.fullmatch(_FENCED, raw)
         if fence:
             return _unquote(fence.group(1).strip())[0], ("code_fence",)
+        if len(raw) <= _KEYWORDS_LIMIT and re.match(_KEYWORD_ARGUMENT, raw):
+            arguments = _call_arguments(raw)  # `query="x", n=3`, as inside a call
+            if isinstance(arguments, dict):
+                return arguments, ("keyword_arguments",)
         return _unquote(raw)
     if isinstance(value, (dict, str)):
         return value, repairs
