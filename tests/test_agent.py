@@ -268,6 +268,8 @@ def test_a_model_error_ends_the_run_with_its_message():
         ({"max_steps": True}, "max_steps"),
         ({"lang": "fr"}, "lang"),
         ({"observation_limit": 5}, "observation_limit"),
+        ({"memory": {"keep_recent": 2}}, "MemoryConfig"),
+        ({"examples": [{"role": "system", "content": "x"}]}, "examples"),
     ],
 )
 def test_bad_configuration_raises_at_construction(kwargs, match):

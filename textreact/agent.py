@@ -96,6 +96,15 @@ class Agent:
         )
         if lang not in grammar.LANGUAGES:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {lang!r}")
+        if not isinstance(memory, MemoryConfig):
+            raise ConfigError(f"memory must be a MemoryConfig(...), got {memory!r}")
+        if examples is not None and not all(
+            isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in examples
+        ):
+            raise ConfigError(
+                "examples must be a list of {'role': 'user' | 'assistant', 'content': str} "
+                "messages, alternating, starting with a user turn"
+            )
         self.model = model
         self.toolbox = ToolBox(builtin_tools() if tools is None else list(tools))
         self.max_steps = max_steps
