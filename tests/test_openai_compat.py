@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from fakeserver import FakeServer, Reply, chat_completion, error_body
 
-from textreact.errors import ModelError
+from textreact.errors import ConfigError, ModelError
 from textreact.grammar import STOP_SEQUENCES
 from textreact.models import ChatModel, OpenAICompatModel
 from textreact.models.openai_compat import NativeToolsUnsupportedError
@@ -218,3 +218,12 @@ def test_content_sent_as_text_parts_is_joined(server: FakeServer) -> None:
     server.add(Reply(200, body))
     with model_for(server) as model:
         assert model.complete(MESSAGES).text == "Final Answer: 4"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"timeout": 0}, {"max_retries": -1}, {"max_tokens": 0}],
+)
+def test_impossible_settings_are_refused_at_construction(options) -> None:
+    with pytest.raises(ConfigError, match="timeout must be > 0"):
+        OpenAICompatModel("m", "http://127.0.0.1:9/v1", **options)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from textreact.errors import ConfigError
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -32,6 +33,20 @@ _CLIENTS = {
     "OpenAICompatModel": "textreact.models.openai_compat",
     "AnthropicModel": "textreact.models.anthropic",
 }
+
+
+def check_client_settings(
+    model: object, *, timeout: float, max_retries: int, max_tokens: int | None
+) -> None:
+    """Refuse settings no server could honour, at construction, the same way for every client
+    (`max_tokens=None` leaves the limit to the server, where the API allows that)."""
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"model must be a non-empty model name, got {model!r}")
+    if timeout <= 0 or max_retries < 0 or (max_tokens is not None and max_tokens < 1):
+        raise ConfigError(
+            "timeout must be > 0, max_retries >= 0 and max_tokens >= 1, got "
+            f"{timeout!r}, {max_retries!r} and {max_tokens!r}"
+        )
 
 
 def __getattr__(name: str) -> object:

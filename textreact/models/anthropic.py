@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact.errors import ConfigError, MissingExtraError, ModelError
+from textreact.errors import MissingExtraError, ModelError
+from textreact.models import check_client_settings
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, sdk_fault
 from textreact.steps import Completion, Usage
 
@@ -58,13 +59,9 @@ class AnthropicModel:
                 f"AnthropicModel needs the anthropic SDK, which is not installed ({exc}): "
                 f"{INSTALL_HINT}"
             ) from exc
-        if not isinstance(model, str) or not model:
-            raise ConfigError(f"model must be a non-empty model name, got {model!r}")
-        if timeout <= 0 or max_retries < 0 or max_tokens < 1:
-            raise ConfigError(
-                "timeout must be > 0, max_retries >= 0 and max_tokens >= 1, got "
-                f"{timeout!r}, {max_retries!r} and {max_tokens!r}"
-            )
+        check_client_settings(
+            model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
+        )
         self.model = model
         self.base_url = (base_url or ANTHROPIC_BASE_URL).rstrip("/")
         self.max_tokens = max_tokens

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
+from textreact.errors import ModelError, NativeToolsUnsupportedError
+from textreact.models import check_client_settings
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -59,12 +60,9 @@ class OpenAICompatModel:
         extra_body: Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError(f"model must be a non-empty model name, got {model!r}")
-        if timeout <= 0 or max_retries < 0:
-            raise ConfigError(
-                f"timeout must be > 0 and max_retries >= 0, got {timeout!r} and {max_retries!r}"
-            )
+        check_client_settings(
+            model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
+        )
         self.model = model
         self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
         self.temperature = temperature
