@@ -38,12 +38,18 @@ class FinalAnswer:
 
 @dataclass(frozen=True)
 class FormatError:
-    """The completion follows neither form; `hint` shows the model the exact form expected."""
+    """The completion follows neither form; `hint` shows the model the exact form expected,
+    and `problem` says what was missing as a code, so the loop need not decode `message`."""
 
     kind: ClassVar[Literal["error"]] = "error"
     message: str
     hint: str
     discarded_text: str = field(default="", compare=False)
+    #: What was wrong, as a short code ("no_input", "ambiguous_input", "fragment", ...; the
+    #: parser's codes are listed in docs/protocol.md); "other" when the producer gave none.
+    problem: str = field(default="other", compare=False)
+    #: The tool the completion named, when it named one (the hint can then show that tool).
+    tool: str | None = field(default=None, compare=False)
 
 
 Step = Union[Action, FinalAnswer, FormatError]  # noqa: UP007 (a runtime alias works on 3.10)
