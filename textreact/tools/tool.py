@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from textreact.errors import ConfigError, ToolArgumentError
+from textreact.parsing.inputs import NO_ACTION
 from textreact.tools.arguments import check_arguments
 from textreact.tools.schema import example_value, normalize, type_label
 
@@ -17,6 +18,10 @@ _NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
 #: OpenAI and Anthropic accept only these characters in a tool name; ToolBox.resolve maps the
 #: sanitised name back, because it ignores `_`/`.`/`-` differences.
 _API_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
+#: What a name is compared on against the parser's "no action" words: case and separators
+#: aside, so `None`, `n_a` and `No-Tool` are refused along with `none`, `n/a` and `no tool`.
+_NAME_SEPARATORS: Final = re.compile(r"[\s_./-]+")
+_NO_ACTION_KEYS: Final = frozenset(_NAME_SEPARATORS.sub("", w).casefold() for w in NO_ACTION)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +54,12 @@ class Tool:
             raise ConfigError(
                 f"tool name {self.name!r} must start with a letter or _ and use only letters, "
                 "digits, _ . - (at most 64 characters), e.g. 'lookup_fact'"
+            )
+        if _NAME_SEPARATORS.sub("", self.name).casefold() in _NO_ACTION_KEYS:
+            raise ConfigError(
+                f"tool name {self.name!r} is what a model writes after `Action:` to mean "
+                "'no action', so the parser would never call it: name the tool after what it "
+                f"does, e.g. {self.name + '_tool'!r}"
             )
         if not isinstance(self.description, str) or not self.description.strip():
             raise ConfigError(f"tool {self.name!r} needs a description that says when to use it")
