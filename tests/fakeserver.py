@@ -9,10 +9,13 @@ recorded so a test can assert what the client sent."""
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -35,6 +38,13 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     #: Seconds to wait before answering (cut short when the server closes).
     delay: float = 0.0
+    #: Seconds between single bytes of the response (a slow-drip server): the status line and
+    #: headers too, unless `drip_headers` is False.
+    drip: float = 0.0
+    drip_headers: bool = True
+    #: Reset the connection after this many bytes of the response (0: before any byte), as a
+    #: server that crashes mid-reply does.
+    cut: int | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +209,9 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 text = reply.body if reply.body is not None else b""
                 payload = text.encode() if isinstance(text, str) else text
                 ctype = reply.headers.get("content-type", "application/json")
+            if reply.drip or reply.cut is not None:
+                self._send_raw(reply, payload, ctype)
+                return
             try:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", ctype)
@@ -210,6 +223,29 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up first (a timeout test): nothing to answer
+
+        def _send_raw(self, reply: Reply, payload: bytes, ctype: str) -> None:
+            """The response written byte by byte, so it can drip or stop anywhere."""
+            extra = {k: v for k, v in reply.headers.items() if k.lower() != "content-type"}
+            lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]
+            lines += [f"Content-Type: {ctype}", f"Content-Length: {len(payload)}"]
+            lines += [f"{k}: {v}" for k, v in extra.items()] + ["Connection: close", "", ""]
+            head = "\r\n".join(lines).encode()
+            data = head + payload
+            end = len(data) if reply.cut is None else min(reply.cut, len(data))
+            start = 0 if reply.drip_headers else len(head)
+            try:
+                self.wfile.write(data[: min(start, end)])
+                for index in range(min(start, end), end):
+                    if reply.drip and server._closing.wait(reply.drip):
+                        return
+                    self.wfile.write(data[index : index + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                return
+            if reply.cut is not None:  # a reset (RST), not an orderly end of the stream
+                linger = struct.pack("ii", 1, 0)
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                self.connection.close()
 
         do_GET = do_POST = _serve
 

@@ -10,21 +10,28 @@ still reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS on its ow
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textreact.errors import ModelError, NativeToolsUnsupportedError
 from textreact.models import check_client_settings
-from textreact.steps import Completion, Usage
+from textreact.redact import blank_data, blank_text, cut, public_url
+from textreact.steps import Completion, ToolCall, Usage
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion
 
     from textreact.models import Message
 
-__all__ = ["NativeToolsUnsupportedError", "OpenAICompatModel", "sdk_fault", "server_message"]
+__all__ = [
+    "AsyncOpenAICompatModel",
+    "NativeToolsUnsupportedError",
+    "OpenAICompatModel",
+    "sdk_fault",
+    "server_message",
+]
 
 #: Where requests go when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -44,7 +51,11 @@ class OpenAICompatModel:
     `base_url=None` means the OpenAI API; `api_key=None` sends a placeholder key, which local
     servers accept and a server that needs a key answers with 401 (reported as a missing key).
     A server that rejects `stop` is asked again without it, and is not sent `stop` again by this
-    instance: the parser cuts any observation the model writes itself."""
+    instance: the parser cuts any observation the model writes itself. `timeout` bounds each
+    whole request (a server that trickles bytes cannot stretch it), not just each read."""
+
+    #: The wire format of native tool calls this client speaks (see NativeProtocol).
+    tool_dialect = "openai"
 
     def __init__(
         self,
@@ -74,47 +85,53 @@ class OpenAICompatModel:
         #: False once the server has rejected `stop`; later requests leave it out.
         self.sends_stop = True
         self._api_key = api_key
+        self._client = self._sdk_client(http_client)
+
+    def _sdk_client(self, http_client: Any) -> Any:
         import openai  # deferred: the SDK takes a moment to import
 
-        self._client = openai.OpenAI(
-            api_key=api_key or PLACEHOLDER_API_KEY,
+        return openai.OpenAI(
+            api_key=self._api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
-            timeout=timeout,
-            max_retries=max_retries,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
             http_client=http_client,
         )
 
     def __repr__(self) -> str:
-        return f"OpenAICompatModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
-    def complete(self, messages: Sequence[Message], *, stop: Sequence[str] = ()) -> Completion:
-        """One completion of the text protocol; raises ModelError when none can be had."""
-        response = self.chat(messages, stop=stop)
-        choice = response.choices[0]
-        if choice.message.content is None:
-            raise ModelError(
-                f"the model server at {self.base_url} returned a message with no text (content "
-                f"null, finish_reason {choice.finish_reason!r}) for model {self.model!r}; a "
-                "reasoning model may have spent every token thinking: raise max_tokens"
-            )
-        text = _text(choice.message.content)
-        if text is None:
-            raise ModelError(
-                f"the model server at {self.base_url} returned content that is not text "
-                f"({str(choice.message.content)[:80]!r}) for model {self.model!r}"
-            )
-        return Completion(text, choice.finish_reason or "stop", usage_of(response.usage))
-
-    def chat(
+    def complete(
         self,
         messages: Sequence[Message],
         *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
         stop: Sequence[str] = (),
-    ) -> ChatCompletion:
-        """The SDK's ChatCompletion, for the native tool-calling loop; at least one choice.
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Completion:
+        """One reply (text, native tool calls with `tools=`); raises ModelError when none can
+        be had, NativeToolsUnsupportedError when the server refuses `tools`."""
+        import openai
 
-        Raises NativeToolsUnsupportedError when the server refuses `tools`."""
+        request = self.request(messages, stop=stop, tools=tools)
+        try:
+            try:
+                response = self._client.chat.completions.create(**request)
+            except openai.BadRequestError as exc:
+                if not self._drop_stop(exc, request):
+                    raise
+                response = self._client.chat.completions.create(**request)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._error(exc, request, self._list_models) from exc
+        return self.completion(response)
+
+    def request(
+        self,
+        messages: Sequence[Message],
+        *,
+        stop: Sequence[str] = (),
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The SDK's keyword arguments for one request."""
         request: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         options = {
             "temperature": self.temperature,
@@ -128,13 +145,7 @@ class OpenAICompatModel:
             request["tools"] = [dict(t) for t in tools]
         if stop and self.sends_stop:
             request["stop"] = list(stop)[:MAX_STOP_SEQUENCES]
-        import openai
-
-        try:
-            response = self._create(request)
-        except (openai.OpenAIError, ValueError) as exc:
-            raise self._error(exc, request) from exc
-        return self._checked(response)
+        return request
 
     def close(self) -> None:
         """Close the SDK's connection pool."""
@@ -146,52 +157,80 @@ class OpenAICompatModel:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _create(self, request: dict[str, Any]) -> Any:
-        import openai
-
-        try:
-            return self._client.chat.completions.create(**request)
-        except openai.BadRequestError as exc:
-            if "stop" not in request or not _names(exc, "stop"):
-                raise
+    def _drop_stop(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """Whether a 400 was about `stop`: then it is left out of this and later requests."""
+        if "stop" not in request or not _names(exc, "stop"):
+            return False
         self.sends_stop = False
         del request["stop"]
-        return self._client.chat.completions.create(**request)
+        return True
 
-    def _checked(self, response: Any) -> ChatCompletion:
-        if not isinstance(getattr(response, "choices", None), list):
+    def completion(self, response: Any) -> Completion:
+        """The SDK's reply as a Completion, its shape checked: whatever a server sends, the
+        loop gets a Completion or a ModelError that says what was wrong."""
+        choice = self._checked(response).choices[0]
+        message = choice.message
+        content = getattr(message, "content", None)
+        calls = _tool_calls(getattr(message, "tool_calls", None))
+        reason = choice.finish_reason
+        if calls is None or (reason is not None and not isinstance(reason, str)):
+            raise self._malformed(
+                "a message whose tool calls or finish reason are malformed", choice
+            )
+        if content is None and not calls and reason == "length":
+            raise ModelError(
+                f"the model server at {self.base_url} returned a message with no text (content "
+                f"null, finish_reason 'length') for model {self.model!r}; a reasoning model may "
+                "have spent every token thinking: raise max_tokens"
+            )
+        text = "" if content is None else _text(content)
+        if text is None:
+            raise self._malformed("content that is not text", content)
+        usage = usage_of(getattr(response, "usage", None))
+        if usage is None:
+            raise self._malformed("token counts that are not whole numbers", response.usage)
+        return Completion(text, reason or "stop", usage, calls)
+
+    def _malformed(self, what: str, shown: Any) -> ModelError:
+        return ModelError(
+            f"the model server at {self.base_url} sent {what} ({_shown(shown)}) for model "
+            f"{self.model!r}; check that the server speaks the OpenAI chat-completions format"
+        )
+
+    def _checked(self, response: Any) -> Any:
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list):
             raise ModelError(
                 f"the model server at {self.base_url} sent a reply that is not a chat completion "
-                f"({str(response)[:80]!r}); check that the base URL is the OpenAI-compatible "
+                f"({_shown(response)}); check that the base URL is the OpenAI-compatible "
                 "endpoint, usually ending in /v1"
             )
-        if not response.choices:
+        if not choices:
             raise ModelError(
                 f"the model server at {self.base_url} returned no choices for model "
                 f"{self.model!r}; the server may have filtered the request or failed without "
                 "saying why: check its log"
             )
-        if getattr(response.choices[0], "message", None) is None:
-            raise ModelError(
-                f"the model server at {self.base_url} returned a choice without a message "
-                f"({str(response.choices[0])[:80]!r}) for model {self.model!r}; check that the "
-                "server speaks the OpenAI chat-completions format"
-            )
+        message = getattr(choices[0], "message", None)
+        if message is None or isinstance(message, (str, bytes, list, int, float)):
+            raise self._malformed("a choice without a message object", choices[0])
         return response
 
-    def _error(self, exc: Exception, request: Mapping[str, Any]) -> ModelError:
+    def _error(
+        self, exc: Exception, request: Mapping[str, Any], offered: Callable[[], list[str]]
+    ) -> ModelError:
         import openai
 
         message = server_message(exc, self._api_key)
         if isinstance(exc, openai.BadRequestError) and "tools" in request and _names(exc, "tool"):
             return NativeToolsUnsupportedError(
-                f"model {self.model!r} at {self.base_url} does not support native tool calling "
-                f"(HTTP 400: {message}); use the text protocol"
+                f"native tool calling unsupported: model {self.model!r} at {self.base_url} "
+                f"refused tools= (HTTP 400: {message}); use the text protocol"
             )
         if isinstance(exc, openai.NotFoundError) or (
             isinstance(exc, openai.BadRequestError) and _UNKNOWN_MODEL.search(message)
         ):
-            return self._unknown_model(exc.status_code, message)
+            return self._unknown_model(exc.status_code, message, offered())
         return sdk_fault(
             openai,
             exc,
@@ -203,8 +242,7 @@ class OpenAICompatModel:
             start_hint="e.g. `ollama serve` for Ollama; ",
         )
 
-    def _unknown_model(self, status: int, message: str) -> ModelError:
-        offered = self._list_models()
+    def _unknown_model(self, status: int, message: str, offered: list[str]) -> ModelError:
         if offered and self.model not in offered:
             shown = ", ".join(offered[:20]) + (", ..." if len(offered) > 20 else "")
             return ModelError(
@@ -221,10 +259,110 @@ class OpenAICompatModel:
         import openai
 
         try:
-            page = self._client.with_options(max_retries=0).models.list()
-            return sorted(m.id for m in page.data)
+            return _model_ids(self._client.with_options(max_retries=0).models.list())
         except (openai.OpenAIError, ValueError, TypeError, AttributeError):
             return []  # the listing is a courtesy; the 404 is reported either way
+
+
+class AsyncOpenAICompatModel(OpenAICompatModel):
+    """`OpenAICompatModel` on the SDK's `AsyncOpenAI`, for `Agent.arun` / `Agent.aiter`: the
+    same arguments, requests, checks and errors; `complete` is a coroutine. `http_client`,
+    when given, must be an `httpx.AsyncClient`."""
+
+    def _sdk_client(self, http_client: Any) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=http_client,
+        )
+
+    async def complete(  # type: ignore[override]
+        self,
+        messages: Sequence[Message],
+        *,
+        stop: Sequence[str] = (),
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Completion:
+        """One reply, as `OpenAICompatModel.complete`, without blocking the event loop."""
+        import openai
+
+        request = self.request(messages, stop=stop, tools=tools)
+        try:
+            try:
+                response = await self._client.chat.completions.create(**request)
+            except openai.BadRequestError as exc:
+                if not self._drop_stop(exc, request):
+                    raise
+                response = await self._client.chat.completions.create(**request)
+        except (openai.OpenAIError, ValueError) as exc:
+            offered = await self._alist_models()
+            raise self._error(exc, request, lambda: offered) from exc
+        return self.completion(response)
+
+    async def _alist_models(self) -> list[str]:
+        import openai
+
+        try:
+            return _model_ids(await self._client.with_options(max_retries=0).models.list())
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError):
+            return []
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool."""
+        await self._client.close()
+
+    def close(self) -> None:  # the sync form cannot close an async pool
+        raise TypeError("AsyncOpenAICompatModel is closed with `await model.aclose()`")
+
+    async def __aenter__(self) -> AsyncOpenAICompatModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _model_ids(page: Any) -> list[str]:
+    return sorted(m.id for m in page.data)
+
+
+def _tool_calls(calls: Any) -> tuple[ToolCall, ...] | None:
+    """The message's tool calls as records (a call without an id gets one, as some servers
+    omit it; arguments sent as an object are kept as its JSON); None when malformed."""
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        return None
+    out = []
+    for i, call in enumerate(calls):
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        arguments = getattr(function, "arguments", None)
+        if isinstance(arguments, (dict, list)):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if not isinstance(name, str) or not isinstance(arguments, (str, type(None))):
+            return None
+        call_id = getattr(call, "id", None)
+        out.append(
+            ToolCall(
+                call_id if isinstance(call_id, str) and call_id else f"call_{i}",
+                name,
+                arguments or "",
+            )
+        )
+    return tuple(out)
+
+
+def _shown(value: Any) -> str:
+    """A short, safe rendering of what a server sent, for an error message."""
+    try:
+        text = str(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return repr(text[:80])
 
 
 def sdk_fault(
@@ -239,19 +377,20 @@ def sdk_fault(
     start_hint: str = "",
 ) -> ModelError:
     """A fault of an official SDK (`openai` or `anthropic`: their exception classes share
-    names) as a ModelError that says what to do. Never shows the API key."""
+    names) as a ModelError that says what to do. Never shows the API key, nor credentials
+    written into `url`; counts the tries that were really made (the SDK skips its retries when
+    a server asks to wait longer than it will)."""
+    url = public_url(url)
     message = server_message(exc, api_key)
-    tries = f"{max_retries + 1} tries"
+    made = _tries_made(exc, max_retries)
+    tries = f"{made} {'try' if made == 1 else 'tries'}"
     if isinstance(exc, sdk.APITimeoutError):
         return ModelError(
             f"the model server at {url} did not answer within {timeout:g} s ({tries}); "
             "a slow local model needs a larger timeout, or the server is overloaded"
         )
     if isinstance(exc, sdk.APIConnectionError):
-        return ModelError(
-            f"cannot reach the model server at {url} — is it running? {start_hint}"
-            f"check the base URL and port ({message})"
-        )
+        return _connection_fault(exc, url, tries, start_hint, api_key)
     if isinstance(exc, sdk.AuthenticationError):
         if api_key is None:
             return ModelError(
@@ -261,6 +400,13 @@ def sdk_fault(
         return ModelError(
             f"the model server at {url} rejected the API key that was given (HTTP 401: "
             f"{message}); check --api-key or {key_variable}"
+        )
+    wait = _retry_after(exc)
+    if isinstance(exc, sdk.APIStatusError) and wait is not None and made <= max_retries:
+        return ModelError(
+            f"the model server at {url} refused with HTTP {exc.status_code} and asked to wait "
+            f"{wait:g} s (Retry-After), longer than textreact waits between tries, so {tries} "
+            f"made ({message}); wait that long and rerun"
         )
     if isinstance(exc, sdk.RateLimitError):
         return ModelError(
@@ -278,6 +424,63 @@ def sdk_fault(
     )
 
 
+#: httpx's names for a connection that was never made, and for one lost after it was made.
+_NOT_CONNECTED = {"ConnectError", "ConnectTimeout", "ProxyError", "UnsupportedProtocol"}
+_DROPPED = {"ReadError", "WriteError", "RemoteProtocolError", "CloseError"}
+
+
+def _connection_fault(
+    exc: Exception, url: str, tries: str, start_hint: str, api_key: str | None
+) -> ModelError:
+    """Unreachable and dropped mid-reply call for different advice: the SDK reports both as a
+    connection error, and its cause chain (httpx's exceptions, by name) tells them apart."""
+    causes = []
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and len(causes) < 10:
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    names = {type(c).__name__ for c in causes}
+    detail = blank_text(str(causes[-1]) if causes else str(exc), [api_key]) or type(exc).__name__
+    if names & _DROPPED and not names & _NOT_CONNECTED:
+        return ModelError(
+            f"the model server at {url} accepted the connection, then dropped it before the "
+            f"reply was complete ({detail}; {tries}); it may have crashed or restarted: check "
+            "its log, or a proxy between you and it"
+        )
+    return ModelError(
+        f"cannot reach the model server at {url} — is it running? {start_hint}"
+        f"check the base URL and port ({detail}; {tries})"
+    )
+
+
+def _tries_made(exc: Exception, max_retries: int) -> int:
+    """How many requests were sent: the SDK numbers each retry in a request header; without
+    it, the most that could have been made."""
+    response = getattr(exc, "response", None)
+    request = getattr(exc, "request", None)
+    if request is None and response is not None:
+        request = getattr(response, "request", None)
+    try:
+        return int(request.headers["x-stainless-retry-count"]) + 1
+    except (AttributeError, KeyError, TypeError, ValueError, RuntimeError):
+        return max_retries + 1
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The wait in seconds that a refusal asked for (`retry-after-ms` or `retry-after`)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            value = float(headers.get(name)) / divisor
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(value) and value > 0:
+            return value
+    return None
+
+
 def _text(content: Any) -> str | None:
     """Message content as text: a string, or a list of text parts (some servers send parts)."""
     if isinstance(content, str):
@@ -291,27 +494,43 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def usage_of(reported: Any) -> Usage:
-    """The SDK's usage object as Usage; counts a server leaves out are 0."""
+def usage_of(reported: Any) -> Usage | None:
+    """The reply's usage as Usage; counts a server leaves out are 0. None when a count is not
+    a whole number of tokens (a string, NaN, Infinity, negative): the reply is malformed."""
+    counts = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = (
+            getattr(reported, name, None)
+            if not isinstance(reported, Mapping)
+            else reported.get(name)
+        )
+        if value is None:
+            value = 0
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return None
+        counts.append(value)
+    return Usage(*counts)
 
-    def count(name: str) -> int:
-        return int(getattr(reported, name, 0) or 0)
 
-    return Usage(count("prompt_tokens"), count("completion_tokens"))
-
-
-def server_message(exc: Exception, api_key: str | None) -> str:
-    """The server's own error message (or the exception's), with the API key blanked out."""
+def server_message(
+    exc: Exception, api_key: str | None, *, secrets: Sequence[str] = (), limit: int = 400
+) -> str:
+    """The server's own error message (or the exception's), with the API key, any other
+    `secrets` and credentials in URLs blanked, then cut to about `limit` characters (blanked
+    first: a key cut in half would no longer be found)."""
+    hidden = [api_key, *secrets]
     body = getattr(exc, "body", None)
     if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
         body = body["error"]  # Anthropic's envelope; the openai SDK unwraps its own
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         message = body["message"]
     elif isinstance(body, (Mapping, list)):
-        message = json.dumps(body)[:300]
+        message = json.dumps(blank_data(body, hidden), ensure_ascii=False, default=str)
     else:
         message = str(exc)
-    return message.replace(api_key, "***") if api_key else message
+    return cut(blank_text(message, hidden), limit)
 
 
 def _names(exc: openai.APIStatusError, param: str) -> bool:

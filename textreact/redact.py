@@ -1,0 +1,66 @@
+"""Credentials -> blanks: the one place that decides what of an API key or a URL may be shown in
+an error, a repr, a report or a transcript.
+
+Blanking always comes before cutting: a key cut in half by a length limit no longer matches
+itself, so text is blanked whole and only then shortened."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+__all__ = ["BLANK", "blank_data", "blank_text", "cut", "public_url", "split_userinfo"]
+
+#: What a secret is shown as.
+BLANK = "***"
+
+# `scheme://userinfo@`: userinfo runs to the last `@` before the host (RFC 3986), so a password
+# holding an `@` is blanked whole.
+_USERINFO_AT_START = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#]*@")
+_USERINFO_IN_TEXT = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>]*@")
+
+
+def public_url(url: str) -> str:
+    """`url` as it may be shown: credentials written into it (`https://user:key@host`) blanked."""
+    return _USERINFO_AT_START.sub(rf"\g<scheme>{BLANK}@", url)
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """`url` without its userinfo, and the (user, password) it held (percent-decoded), so the
+    credentials can travel as HTTP basic auth while only the bare URL is kept and shown."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    bare = urlunsplit(parts._replace(netloc=host))
+    return bare, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def blank_text(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with every given secret, and the userinfo of any URL in it, blanked."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, BLANK)
+    return _USERINFO_IN_TEXT.sub(rf"\g<scheme>{BLANK}@", text)
+
+
+def blank_data(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """JSON-like data with `blank_text` applied to every string in it, keys included: blanked
+    before it is serialised, where escaping could otherwise hide a secret from a text search."""
+    hidden = [s for s in secrets if s]
+    if isinstance(value, str):
+        return blank_text(value, hidden)
+    if isinstance(value, Mapping):
+        return {blank_data(k, hidden): blank_data(v, hidden) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [blank_data(item, hidden) for item in value]
+    return value
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` shortened to about `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
