@@ -52,6 +52,26 @@ from textreact.tools.calculator import evaluate
         ("1/3*3", 1),
         ("-0.0", 0),
         ("1e-200*1e-200", 0),  # exact 1e-400 rounds to the nearest float, 0.0, shown whole
+        # subnormal literals are finite and in range, and so is their arithmetic
+        ("1e-320", 1e-320),
+        ("5e-324", 5e-324),
+        (".5e-323", 5e-324),
+        ("1e-320 * 2", 2e-320),
+        ("1e-320 / 4", 2.5e-321),
+        ("1e-320 + 1", 1),
+        ("2.2250738585072014e-308 / 2", 2.2250738585072014e-308 / 2),
+        ("0e999", 0),
+        ("0e-9999", 0),
+        # a flat sum or product is one level deep, however long
+        ("+".join(map(str, range(1, 14))), 91),
+        ("+".join(map(str, range(1, 26))), 325),
+        ("-".join(["1"] * 25), -23),
+        ("1 - 2 + 3 - 4 + 5 - 6 + 7 - 8 + 9 - 10 + 11 - 12 + 13 - 14", -7),
+        ("*".join(["2"] * 25), 2**25),
+        ("2 * 3 / 4 * 5 / 6 * 7 / 8 * 9 / 10 * 11 / 12 * 13 / 14 * 15", 12.568359375),
+        ("1*2 + 3*4 + 5*6 + 7*8 + 9*10 + 11*12 + 13*14 + 15*16", 744),
+        ("-1 + -2 + -3 + -4 + -5 + -6 + -7 + -8 + -9 + -10 + -11 + -12 + -13", -91),
+        ("(" * 12 + "+".join(["1"] * 12) + ")" * 12, 12),
     ],
 )
 def test_accepted(expression: str, expected: float) -> None:
@@ -97,8 +117,12 @@ def test_accepted(expression: str, expected: float) -> None:
         ("1e13", "exceeds the limit"),
         ("1e12/1e-300", "exceeds the limit"),
         ("1/1e-400", "out of range"),
-        ("1e400", "out of range"),
-        ("1e-99999999", "out of range"),
+        ("1e400", "out of range (the limit is 1e12)"),
+        ("1e-99999999", "out of range (too small"),
+        ("1e-324", "out of range (too small"),  # rounds to 0: no float holds it
+        ("1e-400", "out of range (too small"),
+        ("1" * 150 + "e-600", "out of range (too small"),
+        ("1e-320 * 1e320", "out of range (the limit is 1e12)"),
         ("1/0", "division by zero"),
         ("0**-1", "division by zero"),
         ("(-8)**(1/3)", "not a real number"),
@@ -110,6 +134,12 @@ def test_accepted(expression: str, expected: float) -> None:
         ("1" * 199, "exceeds the limit"),
         ("1" * 2_000_000, "characters long"),
         ("-(-(-(-(-(-(-(-(-(-(-(-(-1))))))))))))", "nested too deeply"),
+        # real nesting still counts: right-nested sums, signs, powers
+        ("1+(" * 12 + "1" + ")" * 12, "nested too deeply"),
+        ("-" * 13 + "1", "nested too deeply"),
+        ("2**" * 12 + "1", "nested too deeply"),
+        ("+".join(map(str, range(1, 27))), "more than 50 parts"),
+        ("*".join(["1"] * 26), "more than 50 parts"),
         ("", "empty"),
         ("   ", "empty"),
         ("1 2", "not a valid arithmetic expression"),
@@ -192,6 +222,15 @@ def test_agrees_with_exact_fractions(case: tuple[str, Fraction | None]) -> None:
         return
     assume(exact.denominator.bit_length() <= 100)
     assert result == (exact.numerator if exact.denominator == 1 else float(exact))
+
+
+@given(
+    st.integers(0, 9999),
+    st.lists(st.tuples(st.sampled_from("+-"), st.integers(0, 9999)), max_size=24),
+)
+def test_a_flat_sum_of_up_to_25_terms_is_never_too_deep(first: int, rest: list) -> None:
+    text = str(first) + "".join(f" {op} {n}" for op, n in rest)
+    assert evaluate(text) == first + sum(n if op == "+" else -n for op, n in rest)
 
 
 @given(st.text(max_size=300))

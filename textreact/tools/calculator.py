@@ -6,10 +6,16 @@ decimal text, so `0.1 + 0.2` is exactly 3/10 and the result carries no binary-fl
 only inexact step is a fractional power such as `2 ** 0.5`.
 
 Limits, checked in this order so that hostile input is rejected before it costs anything:
-length (200 characters, before `ast.parse`), parenthesis depth (12, before `ast.parse`), AST node
-count (50), AST depth (12), the allowlist, then during evaluation the magnitude of every
-literal, intermediate and final value (|x| <= 1e12), division by zero, and powers (exponent
-|e| <= 100, no complex results).
+length (200 characters, before `ast.parse`), operator count and parenthesis depth (50 and 12,
+before `ast.parse`), AST node count (50), nesting depth (12), the allowlist, then during
+evaluation the magnitude of every literal, intermediate and final value (|x| <= 1e12), division
+by zero, and powers (exponent |e| <= 100, no complex results).
+
+Depth is real nesting, not the height of Python's tree: `1 + 2 + ... + 25` is a flat sum, though
+`ast` builds it as a chain 25 levels high. A run of `+`/`-` (or of `*`/`/`) written without
+parentheses is one level; parentheses around a sum, a unary sign and a power's operands nest.
+Literals must be numbers a float can hold (subnormals such as `1e-320` included); arithmetic
+rounds like floats do below that (`1e-200 * 1e-200` is 0).
 """
 
 from __future__ import annotations
@@ -32,8 +38,11 @@ MAX_EXPONENT: Final = 100
 #: Exact values whose denominator grows past this many bits are rounded to the nearest float,
 #: so a chain of divisions or powers cannot build huge integers.
 _MAX_DENOMINATOR_BITS: Final = 128
-#: A literal's decimal exponent beyond this is refused before Fraction builds 10**exponent.
+#: A literal's decimal exponent beyond these is refused before Fraction builds 10**exponent:
+#: any larger one is over the magnitude limit, any smaller one below the smallest float
+#: (5e-324), whatever the 200 characters of digits before it.
 _MAX_LITERAL_EXPONENT: Final = 300
+_MIN_LITERAL_EXPONENT: Final = -600
 
 #: What small models write for the operators, mapped to Python's spelling. `^` means power (no
 #: one asks a calculator for XOR); `x` only counts as "times" between two numbers with spaces
@@ -48,7 +57,7 @@ _TIMES_X: Final = re.compile(r"(?<=[\d)])\s+[xX]\s+(?=[\d(])")
 _THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _OPERATOR: Final = re.compile(r"\*\*|[-+*/]")
 _EXPONENT_SIGN: Final = re.compile(r"[\d.][eE][-+]")
-_DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?(\d+))?")
+_DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?")
 
 #: Exact values: ints while whole (fast), Fractions otherwise.
 Rational = int | Fraction
@@ -122,6 +131,17 @@ def _power(base: Rational, exponent: Rational) -> Rational:
     return Fraction(base) ** int(exponent)
 
 
+_TOO_LONG: Final = (
+    f"the expression is too long (more than {MAX_NODES} parts: numbers, operators, signs); "
+    "split it into smaller calculations"
+)
+_TOO_DEEP: Final = (
+    f"the expression is nested too deeply (more than {MAX_DEPTH} levels of parentheses, signs "
+    "or powers inside one another); compute the inner part first"
+)
+
+#: Operators of one precedence level: a left-leaning chain of them is flat (`1 - 2 + 3`).
+_LEVEL: Final[dict[type, str]] = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*", ast.Div: "*"}
 _BINARY: Final[dict[type, Callable[[Rational, Rational], Rational]]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -178,9 +198,18 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     match = _DECIMAL.fullmatch(source)
     if match is None:
         raise CalculatorError(f"only plain decimal numbers are allowed, not {source!r}")
-    if match.group(1) and int(match.group(1)) > _MAX_LITERAL_EXPONENT:
-        raise CalculatorError(f"the number {source} is out of range")
-    return _check(Fraction(source))
+    exponent = int(match.group(1) or 0)
+    mantissa = Fraction(source[: match.start(1) - 1] if match.group(1) else source)
+    if not mantissa:
+        return 0  # `0e999` is 0, whatever its exponent
+    if exponent > _MAX_LITERAL_EXPONENT:
+        raise CalculatorError(f"the number {source} is out of range (the limit is 1e12)")
+    exact = mantissa * Fraction(10) ** max(exponent, _MIN_LITERAL_EXPONENT)
+    if exponent < 0 and not float(exact):  # exact < 1e200 here: float() cannot overflow
+        raise CalculatorError(
+            f"the number {source} is out of range (too small: the smallest is about 5e-324)"
+        )
+    return _check(exact)
 
 
 def _structure(tree: ast.Expression) -> None:
@@ -192,10 +221,12 @@ def _structure(tree: ast.Expression) -> None:
         node, depth = stack.pop()
         count, deepest = count + 1, max(deepest, depth)
         if count > MAX_NODES:
-            raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
+            raise CalculatorError(_TOO_LONG)
         if type(node) is ast.BinOp:
             refused = refused or _refused(node.op, _BINARY)
-            stack += ((node.left, depth + 1), (node.right, depth + 1))
+            left, level = node.left, _LEVEL.get(type(node.op))
+            flat = level and type(left) is ast.BinOp and _LEVEL.get(type(left.op)) == level
+            stack += ((left, depth if flat else depth + 1), (node.right, depth + 1))
         elif type(node) is ast.UnaryOp:
             refused = refused or _refused(node.op, _UNARY)
             stack.append((node.operand, depth + 1))
@@ -204,7 +235,7 @@ def _structure(tree: ast.Expression) -> None:
             children = ast.iter_child_nodes(node)
             stack += ((c, depth + 1) for c in children if isinstance(c, ast.expr))
     if deepest > MAX_DEPTH:
-        raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
+        raise CalculatorError(_TOO_DEEP)
     if refused is not None:
         name = _NAMES.get(type(refused), type(refused).__name__)
         if isinstance(refused, ast.Name):
@@ -257,9 +288,9 @@ def evaluate(expression: str) -> int | float:
         raise CalculatorError(f"the character {bad!r} is not allowed")
     if len(_OPERATOR.findall(text)) - len(_EXPONENT_SIGN.findall(text)) > MAX_NODES:
         # each operator is an AST node: refuse before the parser builds hundreds of them
-        raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
+        raise CalculatorError(_TOO_LONG)
     if _paren_depth(text) > MAX_DEPTH:
-        raise CalculatorError(f"the expression is nested too deeply (limit {MAX_DEPTH})")
+        raise CalculatorError(_TOO_DEEP)
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError) as error:
