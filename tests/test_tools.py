@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from typing import Annotated, Literal
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from textreact.errors import ConfigError, ToolArgumentError
+from textreact.parser import parse
 from textreact.tools import Tool, ToolBox, builtin_tools, tool
 
 
@@ -83,6 +85,39 @@ def test_pydantic_converts_and_validates() -> None:
 def test_decorator_refuses_with_a_fix(build, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build()
+
+
+@pytest.mark.parametrize(
+    "name", ["none", "None", "NULL", "nothing", "na", "n_a", "N.A", "no_action", "No-Tool",
+             "no_tool", "_none_", "nOtHiNg"],
+)  # fmt: skip
+def test_names_the_parser_reads_as_no_action_are_refused(name: str) -> None:
+    schema = {"type": "object", "properties": {}}
+    with pytest.raises(ConfigError, match=r"'no action'.*e\.g\. '" + re.escape(name) + "_tool'"):
+        Tool.from_schema(name, "Use it.", schema)
+    with pytest.raises(ConfigError, match="'no action'"):
+        tool(name=name)(_no_doc_ok)
+    suggested = Tool.from_schema(f"{name}_tool", "Use it.", schema)  # the suggestion is valid
+    assert suggested.name == f"{name}_tool"
+
+
+def test_a_function_named_like_no_action_is_refused_too() -> None:
+    def null(a: int) -> int:
+        """Use it."""
+        return a
+
+    with pytest.raises(ConfigError, match="tool name 'null'"):
+        tool(null)
+
+
+@pytest.mark.parametrize("word", ["none", "None", "null", "nothing", "n/a", "no action"])
+def test_why_such_a_tool_could_never_be_called(word: str) -> None:
+    assert parse(f"Thought: t\nAction: {word}\nAction Input: {{}}").kind != "action"
+
+
+@pytest.mark.parametrize("name", ["nonesuch", "NoneType", "nothing_found", "null_check", "nan"])
+def test_names_that_only_start_like_no_action_are_kept(name: str) -> None:
+    assert Tool.from_schema(name, "Use it.", {"type": "object", "properties": {}}).name == name
 
 
 def _no_hints(a, b):  # type: ignore[no-untyped-def]
