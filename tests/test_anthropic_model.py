@@ -11,7 +11,7 @@ from fakeserver import FakeServer, Reply, anthropic_message
 
 from textreact.errors import MissingExtraError, ModelError
 from textreact.models.anthropic import AnthropicModel, to_anthropic
-from textreact.steps import Completion, Usage
+from textreact.steps import Completion, ToolCall, Usage
 
 needs_sdk = pytest.mark.skipif(
     importlib.util.find_spec("anthropic") is None,
@@ -105,10 +105,37 @@ def test_401_names_the_key_variable_and_hides_the_key(server: FakeServer) -> Non
 
 
 @needs_sdk
-def test_create_passes_tools_for_a_native_loop(server: FakeServer) -> None:
+def test_tools_are_sent_and_tool_use_blocks_come_back_as_tool_calls(server: FakeServer) -> None:
     tool = {"name": "calculator", "description": "math", "input_schema": {"type": "object"}}
-    server.add(Reply(200, anthropic_message("ok", stop_reason="tool_use")))
+    body = anthropic_message("Let me compute.", stop_reason="tool_use")
+    body["content"].append(
+        {"type": "tool_use", "id": "toolu_1", "name": "calculator", "input": {"expression": "2+2"}}
+    )
+    server.add(Reply(200, body))
     with model_for(server) as model:
-        response = model.create(MESSAGES, tools=[tool])
-    assert response.stop_reason == "tool_use"
+        completion = model.complete(MESSAGES, tools=[tool])
+    assert completion.finish_reason == "tool_calls"
+    assert completion.text == "Let me compute."
+    assert completion.tool_calls == (ToolCall("toolu_1", "calculator", '{"expression": "2+2"}'),)
     assert server.posts[0].body["tools"] == [tool]
+
+
+@needs_sdk
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda b: b["content"].__setitem__(0, {"type": "text", "text": None}),
+        lambda b: b["content"].__setitem__(0, "a bare string"),
+        lambda b: b["usage"].__setitem__("input_tokens", "13"),
+        lambda b: b["usage"].__setitem__("output_tokens", -1),
+        lambda b: b.__setitem__("content", "not a list"),
+    ],
+    ids=["text-null", "bare-string-block", "string-count", "negative-count", "content-string"],
+)
+def test_a_reply_of_the_wrong_shape_is_a_model_error(server: FakeServer, change) -> None:
+    body = anthropic_message("ok")
+    change(body)
+    server.add(Reply(200, body))
+    with model_for(server) as model, pytest.raises(ModelError) as info:
+        model.complete(MESSAGES)
+    assert server.base_url.split("/v1")[0].rstrip("/") in str(info.value)

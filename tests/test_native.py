@@ -164,14 +164,6 @@ def test_call_written_as_text(content: str | None, found: bool) -> None:
     assert (call_written_as_text(content, ("calculator", "lookup_fact")) is not None) is found
 
 
-def test_a_model_without_chat_is_refused_at_construction() -> None:
-    from textreact.errors import ConfigError
-    from textreact.models.scripted import ScriptedModel
-
-    with pytest.raises(ConfigError, match="chat"):
-        NativeAgent(ScriptedModel(["x"]))
-
-
 def test_anthropic_tool_use_is_answered_with_tool_result_blocks() -> None:
     pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
     from fakeserver import anthropic_message

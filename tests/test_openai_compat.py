@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fakeserver import FakeServer, Reply, chat_completion, error_body
@@ -12,7 +13,21 @@ from textreact.errors import ConfigError, ModelError
 from textreact.grammar import STOP_SEQUENCES
 from textreact.models import ChatModel, OpenAICompatModel
 from textreact.models.openai_compat import NativeToolsUnsupportedError
-from textreact.steps import Completion, Usage
+from textreact.steps import Completion, ToolCall, Usage
+
+
+def _with(**message: Any) -> dict[str, Any]:
+    """A chat completion with fields of its message (or `usage`, `finish_reason`) replaced."""
+    body = chat_completion("ok")
+    for key, value in message.items():
+        if key == "usage":
+            body["usage"] = value
+        elif key == "finish_reason":
+            body["choices"][0]["finish_reason"] = value
+        else:
+            body["choices"][0]["message"][key] = value
+    return body
+
 
 MESSAGES = [
     {"role": "system", "content": "You answer with tools."},
@@ -121,13 +136,25 @@ def test_a_refused_connection_says_to_start_the_server() -> None:
         ("<html>proxy error</html>", "not a chat completion"),
         ({"object": "list"}, "not a chat completion"),
         ({"choices": []}, "returned no choices"),
-        (chat_completion(None), "content null"),
+        (chat_completion(None, finish_reason="length"), "content null"),
         (
             {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
             "without a message",
         ),
         ({"choices": [{"index": 0, "finish_reason": "stop"}]}, "without a message"),
         ({"choices": ["hello"]}, "without a message"),
+        (
+            {"choices": [{"index": 0, "message": "hi", "finish_reason": "stop"}]},
+            "without a message",
+        ),
+        (_with(usage={"prompt_tokens": "11", "completion_tokens": 7}), "not whole numbers"),
+        (_with(usage={"prompt_tokens": float("nan"), "completion_tokens": 7}), "not whole numbers"),
+        (_with(usage={"prompt_tokens": 1e400, "completion_tokens": 7}), "not whole numbers"),
+        (_with(usage={"prompt_tokens": 3, "completion_tokens": -2}), "not whole numbers"),
+        (_with(finish_reason=7), "malformed"),
+        (_with(tool_calls="call it"), "malformed"),
+        (_with(tool_calls=[{"id": "c", "function": {"name": 5, "arguments": "{}"}}]), "malformed"),
+        (_with(content={"text": "hi"}), "not text"),
     ],
 )
 def test_malformed_replies_become_model_errors(server: FakeServer, body, expected: str) -> None:
@@ -192,21 +219,36 @@ def test_other_400s_are_not_retried(server: FakeServer) -> None:
     assert "HTTP 400: messages must alternate" in str(info.value)
 
 
-def test_chat_sends_tools_and_returns_the_sdk_completion(server: FakeServer) -> None:
+def test_tools_are_sent_and_tool_calls_come_back_as_records(server: FakeServer) -> None:
     tool = {"type": "function", "function": {"name": "calculator", "parameters": {}}}
-    server.add(Reply(200, chat_completion("calling")))
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}},
+        {"type": "function", "function": {"name": "lookup", "arguments": {"q": "x"}}},
+    ]
+    server.add(Reply(200, _with(content=None, tool_calls=calls, finish_reason="tool_calls")))
     with model_for(server) as model:
-        response = model.chat(MESSAGES, tools=[tool])
-    assert response.choices[0].message.content == "calling"
+        completion = model.complete(MESSAGES, tools=[tool])
+    assert completion.text == "" and completion.finish_reason == "tool_calls"
+    # A call without an id gets one; arguments sent as an object are kept as their JSON.
+    assert completion.tool_calls == (
+        ToolCall("c1", "calculator", "{}"),
+        ToolCall("call_1", "lookup", '{"q": "x"}'),
+    )
     assert server.posts[0].body["tools"] == [tool]
+
+
+def test_null_content_without_calls_is_an_empty_reply_for_the_loop(server: FakeServer) -> None:
+    server.add(Reply(200, chat_completion(None)))
+    with model_for(server) as model:
+        assert model.complete(MESSAGES).text == ""
 
 
 def test_a_server_that_refuses_tools_raises_native_unsupported(server: FakeServer) -> None:
     tool = {"type": "function", "function": {"name": "calculator", "parameters": {}}}
     server.add(Reply(400, error_body("registry.ollama.ai/library/gemma:2b does not support tools")))
     with model_for(server) as model, pytest.raises(NativeToolsUnsupportedError) as info:
-        model.chat(MESSAGES, tools=[tool])
-    assert "does not support native tool calling" in str(info.value)
+        model.complete(MESSAGES, tools=[tool])
+    assert str(info.value).startswith("native tool calling unsupported")
 
 
 def test_content_sent_as_text_parts_is_joined(server: FakeServer) -> None:

@@ -8,7 +8,7 @@ oldest turns are left out first, and the model is told that they were."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import regex
@@ -57,16 +57,17 @@ def summarise(text: str, limit: int) -> str:
     return first if first == text else f"{first} …"
 
 
-def turn_messages(turn: Turn, *, whole: bool, config: MemoryConfig, lang: str) -> list[Message]:
-    """One turn as an assistant message and, when the engine answered, a user observation."""
-    if whole or turn.is_error:
-        text, observation = turn.text, turn.observation
-    else:
-        step = turn.step
-        text = turn.text  # a final answer is never followed by more turns
-        if isinstance(step, Action):
-            text = grammar.render_step(dataclasses.replace(step, thought=None), lang)
-        observation = summarise(turn.observation or "", config.summary_chars)
+#: Renders one stored turn for the model: (turn, whole, the observation to show, lang) ->
+#: messages. Each protocol has one; memory decides what is shown whole.
+RenderTurn = Callable[[Turn, bool, "str | None", str], list[Message]]
+
+
+def turn_messages(turn: Turn, whole: bool, observation: str | None, lang: str) -> list[Message]:
+    """One turn of the text protocol: the assistant's text and, when the engine answered, a
+    user observation. A summarised action is shown without its thought."""
+    text = turn.text  # a final answer is never followed by more turns
+    if not whole and isinstance(turn.step, Action):
+        text = grammar.render_step(dataclasses.replace(turn.step, thought=None), lang)
     messages: list[Message] = [{"role": "assistant", "content": text}]
     if observation is not None:
         messages.append({"role": "user", "content": grammar.render_observation(observation, lang)})
@@ -79,23 +80,55 @@ def build_messages(
     *,
     config: MemoryConfig = MemoryConfig(),
     lang: str = "en",
+    render: RenderTurn = turn_messages,
+    preface: str | None = None,
 ) -> list[Message]:
-    """The full message list for the next call: opening, then each turn's messages."""
+    """The full message list for the next call: opening, then each turn's messages, then the
+    engine's `preface` for the turn about to be asked (the best-effort request)."""
     first_recent = max(0, len(turns) - config.keep_recent)
-    rendered = [
-        turn_messages(turn, whole=i >= first_recent, config=config, lang=lang)
-        for i, turn in enumerate(turns)
-    ]
+    rendered = []
+    for i, turn in enumerate(turns):
+        whole = i >= first_recent or turn.is_error
+        shown = turn.observation
+        if not whole:
+            shown = summarise(turn.observation or "", config.summary_chars)
+        pair = render(turn, whole, shown, lang)
+        if turn.preface is not None:
+            pair = [{"role": "user", "content": turn.preface}, *pair]
+        rendered.append(pair)
     left_out = 0
     if config.budget_chars is not None:
-        size = sum(len(m["content"]) for pair in rendered for m in pair)
+        size = sum(_size(m) for pair in rendered for m in pair)
         while left_out < first_recent and size > config.budget_chars:
-            size -= sum(len(m["content"]) for m in rendered[left_out])
+            size -= sum(_size(m) for m in rendered[left_out])
             left_out += 1
     messages = [dict(m) for m in opening]
     if left_out:
         note = templates.note("left_out", lang, count=str(left_out))
         messages[-1]["content"] += f"\n\n{note}"
     for pair in rendered[left_out:]:
-        messages.extend(pair)
+        for message in pair:
+            _append(messages, message)
+    if preface is not None:
+        _append(messages, {"role": "user", "content": preface})
     return messages
+
+
+def _append(messages: list[Message], message: Message) -> None:
+    """Add a message; an engine note (a user text) after a user text joins it, so roles keep
+    alternating for every server."""
+    last = messages[-1] if messages else None
+    if (
+        last is not None
+        and message["role"] == last["role"] == "user"
+        and isinstance(last.get("content"), str)
+        and isinstance(message.get("content"), str)
+    ):
+        messages[-1] = {**last, "content": f"{last['content']}\n\n{message['content']}"}
+    else:
+        messages.append(dict(message))
+
+
+def _size(message: Message) -> int:
+    content = message.get("content")
+    return len(content) if isinstance(content, str) else len(str(content or ""))

@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from textreact import grammar, templates
-from textreact.steps import ToolResult
+from textreact import grammar, prompt, templates
+from textreact.parsing.messages import forms_hint
+from textreact.steps import FormatError, ToolResult
+
+if TYPE_CHECKING:
+    from textreact.tools import Tool
 
 #: Default number of characters of a tool's result shown to the model.
 DEFAULT_LIMIT = 500
@@ -30,11 +35,63 @@ _MAX_INT_BITS = 10_000
 #: Containers nested deeper than this are shown as `…`.
 _MAX_NESTING = 8
 _THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
+#: Chat-template control tokens as text: llama.cpp (and other servers that tokenise a rendered
+#: template with special tokens on) would read them in a tool result as real turn markers.
+#: `<|...|>` and DeepSeek's `<｜...｜>` in general; Llama 2 / Mistral `[INST]`, `<<SYS>>` and
+#: Mistral's bracketed tokens; `<s>`, Gemma's `<start_of_turn>`, Qwen's `<tool_call>`, and the
+#: StarCoder/SmolLM code tokens by name. `<think>` is left to quote_keywords.
+_CONTROL_TOKEN = re.compile(
+    r"<[|｜][^<>|｜\n]{0,64}[|｜]>"
+    r"|\[/?(?:INST|SYS|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT|THINK"
+    r"|IMG|IMG_BREAK|IMG_END|PREFIX|MIDDLE|SUFFIX|ARGS|CALL_ID|[GS]?MASK)\]"
+    r"|<</?SYS>>"
+    r"|</?(?:s|unk|pad|bos|eos|eot|sep|cls|mask|sop|eop|(?:start|end)_of_[a-z_]+|tool_calls?"
+    r"|tool_response|fim_[a-z]+|file_?sep|file_?name|repo_?name|gh_stars|issue_[a-z]+"
+    r"|jupyter_[a-z]+|empty_output|commit_[a-z]+|unused\d+|extra_id_\d+)>",
+    re.IGNORECASE,
+)
+#: The builtin types whose data format_value reads through their own slots (bool before int).
+_BASES = (str, bool, int, float, list, tuple, dict, bytes, bytearray, set, frozenset)
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+
+
+def _base(value: Any) -> type | None:
+    """The builtin type among _BASES that `value` is an instance of, or None for any other.
+    Decided by `type()` and identity: `isinstance` would consult a `__class__` the object may
+    fake, and `in` would call a metaclass's `__eq__` or `__hash__`."""
+    kind = type(value)
+    for base in _BASES:
+        if kind is base:
+            return base
+    return next((base for base in _BASES if issubclass(kind, base)), None)
+
+
+def _text(value: str) -> str:
+    """A str's own characters as an exact str: a subclass's `__str__`, `__len__` or
+    `__getitem__` is never called (`str.__str__` copies the data of a subclass)."""
+    return value if type(value) is str else str.__str__(value)
+
+
+def _members(base: type, value: Any) -> tuple[Any, int]:
+    """An iterator over a container's items ((key, value) pairs for a dict), and its length,
+    both through the base type, so an overridden `__iter__`, `__len__` or `items` never runs."""
+    if base is dict:
+        return iter(dict.items(value)), dict.__len__(value)
+    return base.__iter__(value), base.__len__(value)
+
+
+def _type_name(value: Any) -> str:
+    """The type's own name; `type(value).__name__` would run a metaclass's `__name__`."""
+    return vars(type)["__name__"].__get__(type(value))
 
 
 def format_number(value: float) -> str:
-    """Whole floats as integers; float noise (0.1 + 0.2) rounded to 12 significant digits."""
-    if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
+    """Whole floats as integers; float noise (0.1 + 0.2) rounded to 12 significant digits.
+    Anything else as format_value shows it."""
+    if _base(value) is not float:
+        return format_value(value)
+    value = float.__float__(value)
+    if not math.isfinite(value):
         return str(value)
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
@@ -47,10 +104,13 @@ def format_value(value: Any, limit: int = 20_000) -> str:
 
     Bounded and never raising, whatever a tool returns: containers are shown until about
     `limit` characters (then how many items were left out), nesting to a few levels, cycles and
-    huge integers without walking or converting them whole, and an object whose `__str__`
-    raises by its type name. Only a top-level string comes back whole (slicing it is free)."""
-    if isinstance(value, str):
-        return value
+    huge integers without walking or converting them whole. Subclasses of the builtin types are
+    read through the builtin's own methods, so an overridden `__str__`, `__iter__`, `__len__`,
+    `items`, `__eq__` or `__hash__` never runs here; any other object is shown by its `str()`
+    (which may hang: callers bound formatting in time), or by its type name when that raises.
+    Only a top-level string comes back whole (slicing it is free)."""
+    if _base(value) is str:
+        return _text(value)
     return _Render(limit).show(value, 0)
 
 
@@ -66,13 +126,15 @@ def _integer(value: int) -> str:
 def _foreign(value: Any) -> str:
     """str() of an object that is not a builtin value; its failure is shown, not raised."""
     try:
-        return str(value)
+        text = str(value)
     except Exception as error:
-        return f"<{type(value).__name__} object: str() failed with {type(error).__name__}>"
+        return f"<{_type_name(value)} object: str() failed with {_type_name(error)}>"
+    return _text(text)  # a `__str__` may return a str subclass with hostile methods of its own
 
 
 class _Render:
-    """One rendering with a character budget shared by every piece of it."""
+    """One rendering with a character budget shared by every piece of it (each item costs at
+    least one, so even a million empty strings stop at the budget)."""
 
     def __init__(self, limit: int) -> None:
         self.left = limit
@@ -81,25 +143,32 @@ class _Render:
         """Plain text: numbered lines for sequences, JSON for mappings."""
         if depth > _MAX_NESTING:
             return self.spend("…")
-        if isinstance(value, (list, tuple)):
-            lines, more = self.items(value, lambda item: self.record(item, depth + 1))
+        base = _base(value)
+        if base is list or base is tuple:
+            lines, more = self.items(base, value, lambda item: self.record(item, depth + 1))
             numbered = [f"{i}. {line}" for i, line in enumerate(lines, 1)]
             return "\n".join([*numbered, more] if more else numbered)
-        if isinstance(value, dict):
-            return self.json(value, depth) if value else ""
-        return self.scalar(value)
+        if base is dict:
+            return self.json(value, depth) if dict.__len__(value) else ""
+        if base is set or base is frozenset:
+            return "{" + self.joined(base, value, lambda v: self.json(v, depth + 1)) + "}"
+        return self.scalar(value, base)
 
-    def scalar(self, value: Any) -> str:
-        if isinstance(value, bool) or value is None:
-            text = "" if value is None else str(value)
-        elif isinstance(value, int):
-            text = _integer(value)
-        elif isinstance(value, float):
+    def scalar(self, value: Any, base: type | None) -> str:
+        if value is None:
+            text = ""
+        elif base is bool:
+            text = "True" if value else "False"  # bool cannot be subclassed
+        elif base is int:
+            text = _integer(int.__int__(value))
+        elif base is float:
             text = format_number(value)
-        elif isinstance(value, (bytes, bytearray)):
-            text = repr(bytes(value[: self.left]))
+        elif base is bytes or base is bytearray:
+            text = repr(bytes(base.__getitem__(value, slice(0, max(self.left, 0)))))
+        elif base is str:
+            text = _text(value)
         else:
-            text = value if isinstance(value, str) else _foreign(value)
+            text = _foreign(value)
         return self.spend(text)
 
     def spend(self, text: str) -> str:
@@ -107,48 +176,59 @@ class _Render:
         self.left -= len(text)
         return text
 
-    def items(self, values: Any, show: Any) -> tuple[list[str], str | None]:
+    def items(self, base: type, value: Any, show: Any) -> tuple[list[str], str | None]:
         """The items shown within the budget, and the note on those left out (or None)."""
+        members, length = _members(base, value)
         shown: list[str] = []
-        for item in values:
-            if self.left <= 0:
-                return shown, f"… ({len(values) - len(shown)} more)"
-            shown.append(show(item))
+        try:
+            for item in members:
+                if self.left <= 0:
+                    return shown, f"… ({length - len(shown)} more)"
+                self.left -= 1
+                shown.append(show(item))
+        except RuntimeError:  # an item's str() changed the container under the iterator
+            return shown, "…"
         return shown, None
 
-    def joined(self, values: Any, show: Any, separator: str = ", ") -> str:
-        shown, more = self.items(values, show)
+    def joined(self, base: type, value: Any, show: Any, separator: str = ", ") -> str:
+        shown, more = self.items(base, value, show)
         return separator.join([*shown, more] if more else shown)
 
     def record(self, item: Any, depth: int) -> str:
-        if isinstance(item, dict) and depth <= _MAX_NESTING:
+        if _base(item) is dict and depth <= _MAX_NESTING:
             pairs = self.joined(
-                item.items(), lambda pair: f"{self.key(pair[0])}: {self.show(pair[1], depth)}"
+                dict, item, lambda pair: f"{self.key(pair[0])}: {self.show(pair[1], depth)}"
             )
             return pairs.replace("\n", " ")
         return self.show(item, depth).replace("\n", " ")
 
     def key(self, key: Any) -> str:
-        return self.spend(key if isinstance(key, str) else self.scalar(key))
+        base = _base(key)
+        if base is tuple or base is frozenset:  # the hashable containers
+            inner = self.joined(base, key, self.key)
+            return f"({inner})" if base is tuple else "{" + inner + "}"
+        return self.scalar(key, base)
 
     def json(self, value: Any, depth: int) -> str:
         """Compact JSON (other types as their text), cut at the budget and at deep nesting."""
         if depth > _MAX_NESTING:
             return self.spend("…")
-        if isinstance(value, dict):
+        base = _base(value)
+        if base is dict:
             pairs = self.joined(
-                value.items(),
+                dict,
+                value,
                 lambda pair: f"{self.quoted(self.key(pair[0]))}: {self.json(pair[1], depth + 1)}",
             )
             return "{" + pairs + "}"
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return "[" + self.joined(value, lambda v: self.json(v, depth + 1)) + "]"
-        if isinstance(value, float) and not math.isfinite(value):
-            return self.spend(json.dumps(value))
-        text = self.scalar(value)
-        if isinstance(value, (str, bytes, bytearray)) or not isinstance(value, (int, float)):
+        if base in _CONTAINERS:
+            return "[" + self.joined(base, value, lambda v: self.json(v, depth + 1)) + "]"
+        if base is float and not math.isfinite(float.__float__(value)):
+            return self.spend(json.dumps(float.__float__(value)))
+        text = self.scalar(value, base)
+        if base is None or base is str or base is bytes or base is bytearray:
             return "null" if value is None else self.quoted(text)
-        return "true" if value is True else "false" if value is False else text
+        return text.lower() if base is bool else text
 
     @staticmethod
     def quoted(text: str) -> str:
@@ -172,6 +252,19 @@ def quote_keywords(text: str) -> str:
     return "".join(pieces) + text[at:]
 
 
+def neutralise_control_tokens(text: str) -> str:
+    """Break every chat-template control token in untrusted text with a space after its first
+    character (`<|im_end|>` -> `< |im_end|>`, `[INST]` -> `[ INST]`, `</s>` -> `< /s>`): still
+    readable, and no tokenizer reads it as the token, so a tool result cannot close its turn
+    and open a system one. Applying it twice changes nothing more."""
+    return _CONTROL_TOKEN.sub(lambda m: f"{m[0][0]} {m[0][1:]}", text)
+
+
+def _defuse(text: str) -> str:
+    """Untrusted text made safe to show the model: control tokens broken, keywords quoted."""
+    return quote_keywords(neutralise_control_tokens(text))
+
+
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """Keep the head and the tail, and say how much was left out between them."""
     if len(text) <= limit:
@@ -188,12 +281,14 @@ def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT, lang: str = "en")
     if result.is_error:
         kind = result.error_kind
         hint = templates.note(f"hint_{kind}", lang) if kind in _HINTED_ERRORS else ""
-        text = templates.note("tool_error", lang, error=result.error or "", hint=hint)
-        return quote_keywords(truncate(text.strip(), ERROR_LIMIT))
-    text = format_value(result.value, limit=4 * limit).strip()
+        error = format_value(result.error)  # "" for None; a str subclass read safely
+        text = templates.note("tool_error", lang, error=error, hint=hint)
+        return _defuse(truncate(text.strip(), ERROR_LIMIT))
+    shown = result.text if result.text is not None else format_value(result.value, 4 * limit)
+    text = shown.strip()
     if not text:
         return templates.note("empty_result", lang)
-    return quote_keywords(truncate(text, limit))
+    return _defuse(truncate(text, limit))
 
 
 def repeated_call(
@@ -204,3 +299,21 @@ def repeated_call(
     if again:
         return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
     return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
+
+
+def format_error(
+    error: FormatError, tools: Sequence[Tool], lang: str = "en", *, again: bool
+) -> str:
+    """The observation that answers a format error of the text protocol: what was wrong and
+    the exact form, shown with a real tool and its example (small models copy a placeholder
+    literally); a model that breaks the format again is shown the whole rules."""
+    if again:
+        rules = prompt.format_section(tools, lang)
+        return templates.note("format_error_again", lang, message=error.message, rules=rules)
+    hint = error.hint
+    if tools and error.tool is None:
+        for written in grammar.LANGUAGES:
+            if hint == forms_hint(written):
+                example = grammar.render_input(tools[0].example)
+                hint = forms_hint(written, tools[0].name, example)
+    return templates.note("format_error", lang, message=error.message, hint=hint)

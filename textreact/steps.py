@@ -3,6 +3,7 @@ what the model sent back. Frozen, so a stored step can be re-rendered but never 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
@@ -22,6 +23,8 @@ class Action:
     raw_input: str = field(default="", compare=False)
     #: Names of the lenient repairs the parser applied to the Action Input (e.g. "trailing_comma").
     repairs: tuple[str, ...] = field(default=(), compare=False)
+    #: The id of a native tool call, which its result must quote; None in the text protocol.
+    call_id: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,48 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One native tool call a model asked for; `arguments` is the JSON text exactly as sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Completion:
-    """One reply of a chat model. `finish_reason == "length"` means the text was cut off."""
+    """One reply of a chat model, the same record for every protocol and client, so no SDK
+    object leaves `models/`. `finish_reason == "length"` means the text was cut off."""
 
     text: str
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+    #: Native tool calls, in the order the model made them (empty for the text protocol).
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: True when the server decoded under the tools' grammar (constrained decoding).
+    constrained: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a protocol asks of a model for one turn; the model client turns it into its API's
+    request. Only `messages` and `stop` reach a `ChatModel` that takes nothing else."""
+
+    messages: list[dict[str, Any]]
+    stop: tuple[str, ...] = ()
+    #: Tool specs in the client's dialect (OpenAI `tools=` or Anthropic's); () sends none.
+    tools: tuple[dict[str, Any], ...] = ()
+    #: The grammar the reply must follow, for servers that constrain decoding; None for none.
+    grammar: Any = None
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of `ChatModel.complete` beyond `stop` that this request sets."""
+        extra: dict[str, Any] = {}
+        if self.tools:
+            extra["tools"] = list(self.tools)
+        if self.grammar is not None:
+            extra["grammar"] = self.grammar
+        return extra
 
 
 @dataclass(frozen=True)
@@ -94,6 +133,9 @@ class ToolResult:
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: The value as text, formatted inside the tool's time bound (a hostile `__str__` is the
+    #: tool's fault and counts against its timeout); None when there is no value.
+    text: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -115,8 +157,13 @@ class Turn:
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
     model_seconds: float = 0.0
-    #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort".
+    #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
+    #: "call_as_text", "vetoed".
     note: str | None = None
+    #: The engine's note the model was shown just before this turn (the best-effort request).
+    preface: str | None = None
+    #: True for the second and later native calls of one reply: they share its message.
+    joined: bool = False
 
     @property
     def thought(self) -> str | None:
@@ -167,6 +214,53 @@ class Turn:
             "tool_seconds": round(self.result.seconds, 4) if self.result is not None else 0.0,
             "usage": self.usage.to_dict(),
         }
+
+
+StopReason = Literal[
+    "final_answer", "max_steps", "truncated", "format_errors", "model_error", "interrupted"
+]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a run produced, and why it stopped."""
+
+    answer: str | None
+    stop_reason: StopReason
+    steps: tuple[Turn, ...]
+    #: The conversation as it stands at the end, rendered the way the model saw it.
+    messages: list[dict[str, Any]]
+    usage: Usage
+    #: True when the answer came from the one tool-less request made at the step limit.
+    best_effort: bool = False
+    #: The model's error message when `stop_reason == "model_error"`.
+    error: str | None = None
+    seconds: float = 0.0
+    #: The protocol the run used ("text", "native", or a custom protocol's name).
+    protocol: str = "text"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: the shape `textreact run --json` prints."""
+        return {
+            "answer": self.answer,
+            "stop_reason": self.stop_reason,
+            "best_effort": self.best_effort,
+            "error": self.error,
+            "protocol": self.protocol,
+            "steps": [turn.to_dict() for turn in self.steps],
+            "usage": self.usage.to_dict(),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """Told to `on_event` as the run goes: before each model call, after each turn, at the end."""
+
+    kind: Literal["request", "turn", "finish"]
+    messages: Sequence[dict[str, Any]] = ()
+    turn: Turn | None = None
+    result: Result | None = None
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:

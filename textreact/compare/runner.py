@@ -1,7 +1,7 @@
 """Tasks × protocols × repeats -> outcomes: runs each task through each protocol against the same
 model, in parallel threads when asked, and measures every run the same way for both protocols.
 
-A run's measures come from its `Result` alone (`measure`), so the text and native loops are
+A run's measures come from its `Result` alone (`measure`), so the text and native protocols are
 compared on exactly the same arithmetic."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from textreact.agent import Agent, Result
 from textreact.compare.bfcl import Check, Entry, check_call
 from textreact.compare.suite import Task, is_correct
 from textreact.errors import ConfigError
-from textreact.native import NativeAgent, capability
+from textreact.protocols.native import capability
 from textreact.steps import Action, FormatError
 from textreact.tools import Tool, ToolBox
 
@@ -80,9 +80,8 @@ def _cut_observation(discarded: str) -> bool:
 
 def run_task(model: Any, task: Task, protocol: str, *, max_steps: int = 8) -> Result:
     """One task through one protocol with the built-in tools."""
-    if protocol == "text":
-        return Agent(model, max_steps=max_steps, lang=task.lang).run(task.question)
-    return NativeAgent(model, max_steps=max_steps).run(task.question)
+    agent = Agent(model, protocol=protocol, max_steps=max_steps, lang=task.lang)
+    return agent.run(task.question)
 
 
 def _recorder(name: str) -> Callable[..., str]:
@@ -101,10 +100,8 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
         )
         for f in entry.functions
     ]
-    if protocol == "text":
-        result = Agent(model, tools, max_steps=1, best_effort=False).run(entry.question)
-    else:
-        result = NativeAgent(model, tools, max_steps=1, best_effort=False).run(entry.question)
+    agent = Agent(model, tools, protocol=protocol, max_steps=1, best_effort=False)
+    result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
     if action is None:
         return result, None

@@ -5,32 +5,59 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textreact.errors import ConfigError
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
-    from textreact.models.anthropic import AnthropicModel
-    from textreact.models.openai_compat import OpenAICompatModel
+    from textreact.models.anthropic import AnthropicModel, AsyncAnthropicModel
+    from textreact.models.openai_compat import AsyncOpenAICompatModel, OpenAICompatModel
 
-__all__ = ["AnthropicModel", "ChatModel", "Completion", "Message", "OpenAICompatModel", "Usage"]
+__all__ = [
+    "AnthropicModel",
+    "AsyncAnthropicModel",
+    "AsyncChatModel",
+    "AsyncOpenAICompatModel",
+    "ChatModel",
+    "Completion",
+    "Message",
+    "OpenAICompatModel",
+    "Usage",
+]
 
 #: One chat message: {"role": "system" | "user" | "assistant", "content": str}.
-Message = dict[str, str]
+Message = dict[str, Any]
 
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Anything that turns a message list into one completion."""
+    """Anything that turns a message list into one completion. A client for the text protocol
+    needs only `messages` and `stop`; native tool calling also passes `tools=` (specs in the
+    client's `tool_dialect`), and constrained decoding `grammar=`."""
 
-    def complete(self, messages: Sequence[Message], *, stop: Sequence[str] = ()) -> Completion:
+    def complete(
+        self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
+    ) -> Completion:
+        """Return the model's next reply; raise ModelError when no reply can be had."""
+        ...
+
+
+@runtime_checkable
+class AsyncChatModel(Protocol):
+    """A ChatModel whose `complete` is a coroutine, for `Agent.arun` and `Agent.aiter`."""
+
+    async def complete(
+        self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
+    ) -> Completion:
         """Return the model's next reply; raise ModelError when no reply can be had."""
         ...
 
 
 _CLIENTS = {
     "OpenAICompatModel": "textreact.models.openai_compat",
+    "AsyncOpenAICompatModel": "textreact.models.openai_compat",
+    "AsyncAnthropicModel": "textreact.models.anthropic",
     "AnthropicModel": "textreact.models.anthropic",
 }
 

@@ -7,20 +7,19 @@ ModelErrors as the OpenAI-compatible client. The SDK is imported only when a mod
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textreact.errors import MissingExtraError, ModelError
 from textreact.models import check_client_settings
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY, sdk_fault
-from textreact.steps import Completion, Usage
+from textreact.models.openai_compat import PLACEHOLDER_API_KEY, _shown, sdk_fault, usage_of
+from textreact.steps import Completion, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from anthropic.types import Message as AnthropicMessage
-
     from textreact.models import Message
 
-__all__ = ["AnthropicModel", "to_anthropic"]
+__all__ = ["AnthropicModel", "AsyncAnthropicModel", "to_anthropic"]
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 INSTALL_HINT = "pip install 'textreact[anthropic]'"
@@ -35,10 +34,14 @@ _FINISH_REASONS = {
 
 
 class AnthropicModel:
-    """A Claude model (or any server speaking the Messages API) for the text protocol.
+    """A Claude model (or any server speaking the Messages API), for the text protocol and,
+    with `tools=` in Anthropic's format, native `tool_use`.
 
     `api_key=None` sends a placeholder, so the SDK never falls back to ANTHROPIC_API_KEY on its
     own: the CLI reads the environment and passes the key in."""
+
+    #: The wire format of native tool calls this client speaks (see NativeProtocol).
+    tool_dialect = "anthropic"
 
     def __init__(
         self,
@@ -56,8 +59,8 @@ class AnthropicModel:
             import anthropic
         except ImportError as exc:
             raise MissingExtraError(
-                f"AnthropicModel needs the anthropic SDK, which is not installed ({exc}): "
-                f"{INSTALL_HINT}"
+                f"{type(self).__name__} needs the anthropic SDK, which is not installed "
+                f"({exc}): {INSTALL_HINT}"
             ) from exc
         check_client_settings(
             model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
@@ -69,38 +72,44 @@ class AnthropicModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self._api_key = api_key
-        self._client = anthropic.Anthropic(
-            api_key=api_key or PLACEHOLDER_API_KEY,
+        self._client = self._sdk_client(anthropic, http_client)
+
+    def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
+        return sdk.Anthropic(
+            api_key=self._api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
-            timeout=timeout,
-            max_retries=max_retries,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
             http_client=http_client,
         )
 
     def __repr__(self) -> str:
-        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
-    def complete(self, messages: Sequence[Message], *, stop: Sequence[str] = ()) -> Completion:
-        """One completion of the text protocol; raises ModelError when none can be had."""
-        response = self.create(messages, stop=stop)
-        text = "".join(block.text for block in response.content if block.type == "text")
-        usage = Usage(
-            int(getattr(response.usage, "input_tokens", 0) or 0),
-            int(getattr(response.usage, "output_tokens", 0) or 0),
-        )
-        reason = response.stop_reason or "end_turn"
-        return Completion(text, _FINISH_REASONS.get(reason, reason), usage)
-
-    def create(
+    def complete(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Message],
         *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
         stop: Sequence[str] = (),
-    ) -> AnthropicMessage:
-        """The SDK's Message, for a native tool_use loop; `tools` in Anthropic's format."""
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Completion:
+        """One reply: text blocks joined, `tool_use` blocks as tool calls; raises ModelError
+        when none can be had."""
         import anthropic
 
+        try:
+            response = self._client.messages.create(**self.request(messages, stop, tools))
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise self._fault(anthropic, exc) from exc
+        return self.completion(response)
+
+    def request(
+        self,
+        messages: Sequence[Message],
+        stop: Sequence[str] = (),
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The SDK's keyword arguments for one request."""
         system, turns = to_anthropic(messages)
         request: dict[str, Any] = {
             "model": self.model,
@@ -116,24 +125,52 @@ class AnthropicModel:
         if self.temperature is not None:
             # extra_body: newer SDKs dropped the typed parameter, the API still takes it
             request["extra_body"] = {"temperature": self.temperature}
-        try:
-            response = self._client.messages.create(**request)
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise sdk_fault(
-                anthropic,
-                exc,
-                url=self.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                api_key=self._api_key,
-                key_variable="ANTHROPIC_API_KEY",
-            ) from exc
-        if not isinstance(getattr(response, "content", None), list):
-            raise ModelError(
-                f"the server at {self.base_url} sent a reply that is not a Messages API message "
-                f"({str(response)[:80]!r}); check the base URL (no /v1 at the end)"
-            )
-        return response
+        return request
+
+    def completion(self, response: Any) -> Completion:
+        """The SDK's Message as a Completion, its shape checked block by block."""
+        blocks = getattr(response, "content", None)
+        if not isinstance(blocks, list):
+            raise self._malformed("a reply that is not a Messages API message", response)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in blocks:
+            kind = getattr(block, "type", None)
+            if kind == "text" and isinstance(getattr(block, "text", None), str):
+                texts.append(block.text)
+            elif kind == "tool_use" and isinstance(getattr(block, "name", None), str):
+                arguments = json.dumps(getattr(block, "input", None) or {}, ensure_ascii=False)
+                calls.append(
+                    ToolCall(
+                        str(getattr(block, "id", "") or f"call_{len(calls)}"), block.name, arguments
+                    )
+                )
+            elif kind not in ("thinking", "redacted_thinking"):
+                raise self._malformed("a content block that is not text or tool_use", block)
+        usage = _usage(getattr(response, "usage", None))
+        if usage is None:
+            raise self._malformed("token counts that are not whole numbers", response.usage)
+        reason = getattr(response, "stop_reason", None) or "end_turn"
+        if not isinstance(reason, str):
+            raise self._malformed("a stop reason that is not text", reason)
+        return Completion("".join(texts), _FINISH_REASONS.get(reason, reason), usage, tuple(calls))
+
+    def _malformed(self, what: str, shown: Any) -> ModelError:
+        return ModelError(
+            f"the server at {self.base_url} sent {what} ({_shown(shown)}) for model "
+            f"{self.model!r}; check the base URL (no /v1 at the end)"
+        )
+
+    def _fault(self, sdk: Any, exc: Exception) -> ModelError:
+        return sdk_fault(
+            sdk,
+            exc,
+            url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            api_key=self._api_key,
+            key_variable="ANTHROPIC_API_KEY",
+        )
 
     def close(self) -> None:
         """Close the SDK's connection pool."""
@@ -144,6 +181,52 @@ class AnthropicModel:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class AsyncAnthropicModel(AnthropicModel):
+    """`AnthropicModel` on the SDK's `AsyncAnthropic`; `complete` is a coroutine."""
+
+    def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
+        return sdk.AsyncAnthropic(
+            api_key=self._api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=http_client,
+        )
+
+    async def complete(  # type: ignore[override]
+        self,
+        messages: Sequence[Message],
+        *,
+        stop: Sequence[str] = (),
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Completion:
+        """One reply, as `AnthropicModel.complete`, without blocking the event loop."""
+        import anthropic
+
+        try:
+            response = await self._client.messages.create(**self.request(messages, stop, tools))
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise self._fault(anthropic, exc) from exc
+        return self.completion(response)
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool."""
+        await self._client.close()
+
+    def close(self) -> None:  # the sync form cannot close an async pool
+        raise TypeError("AsyncAnthropicModel is closed with `await model.aclose()`")
+
+
+def _usage(reported: Any) -> Usage | None:
+    """Anthropic's input/output token counts, checked as `usage_of` checks OpenAI's."""
+    return usage_of(
+        {
+            "prompt_tokens": getattr(reported, "input_tokens", None),
+            "completion_tokens": getattr(reported, "output_tokens", None),
+        }
+    )
 
 
 def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:

@@ -5,15 +5,18 @@ request so a test can assert what the loop sent."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from textreact.errors import ScriptExhaustedError
 from textreact.models import Message
-from textreact.steps import Completion
+from textreact.steps import Completion, ToolCall
 
 
 class ScriptedModel:
-    """Replays `completions` in order; a str is a completion that finished normally."""
+    """Replays `completions` in order; a str is a completion that finished normally, and a
+    `Completion` with `tool_calls` scripts native tool calls (see `ScriptedModel.calls`)."""
 
     def __init__(self, completions: Sequence[str | Completion]) -> None:
         self.completions = [c if isinstance(c, Completion) else Completion(c) for c in completions]
@@ -22,8 +25,25 @@ class ScriptedModel:
         self.requests: list[list[Message]] = []
         #: The stop sequences of each request.
         self.stops: list[tuple[str, ...]] = []
+        #: The other options of each request (`tools`, `grammar`), as passed.
+        self.options: list[dict[str, Any]] = []
 
-    def complete(self, messages: Sequence[Message], *, stop: Sequence[str] = ()) -> Completion:
+    @staticmethod
+    def calls(*calls: tuple[str, dict[str, Any] | str], text: str = "") -> Completion:
+        """A reply with native tool calls: `ScriptedModel.calls(("calculator", {"expression":
+        "2+2"}))`; ids are `call_1`, `call_2`, ... and arguments are sent as JSON text."""
+        return Completion(
+            text,
+            "tool_calls",
+            tool_calls=tuple(
+                ToolCall(f"call_{i}", name, args if isinstance(args, str) else json.dumps(args))
+                for i, (name, args) in enumerate(calls, 1)
+            ),
+        )
+
+    def complete(
+        self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
+    ) -> Completion:
         if len(self.requests) >= len(self.completions):
             raise ScriptExhaustedError(
                 f"ScriptedModel was called {len(self.requests) + 1} times but has only "
@@ -32,6 +52,7 @@ class ScriptedModel:
             )
         self.requests.append([dict(message) for message in messages])
         self.stops.append(tuple(stop))
+        self.options.append(options)
         return self.completions[len(self.requests) - 1]
 
     @property

@@ -1,17 +1,22 @@
 """ToolBox: a tool name and an Action Input -> a ToolResult. Looks the tool up leniently,
-validates the arguments, runs the call under the tool's timeout, and turns every failure into
-a ToolResult marked as an error, so nothing a tool does can stop the loop."""
+validates the arguments once (`prepare`), runs the call and formats its value under the tool's
+timeout (`execute`, `aexecute`), and turns every failure into a ToolResult marked as an error,
+so nothing a tool does can stop the loop."""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+import inspect
 import json
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Final
 
+from textreact import templates
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.steps import ToolResult
 from textreact.tools.tool import Tool
@@ -21,6 +26,8 @@ _SEPARATORS: Final = re.compile(r"[\s_.-]+")
 _MESSAGE_LIMIT: Final = 10_000
 #: A name longer than this is no tool's name: no suggestion is searched for it.
 _LONGEST_NAME: Final = 100
+#: The least time left for formatting an async tool's value once the tool itself returned.
+_LEAST_FORMAT_SECONDS: Final = 0.05
 
 
 def _key(name: str) -> str:
@@ -32,13 +39,14 @@ def _key(name: str) -> str:
 class ToolBox:
     """The tools of one agent, looked up by name and called safely.
 
-    `call` never raises for a mistake of the model or a failure of the tool: it returns a
-    ToolResult whose `error_kind` is "unknown_tool", "arguments", "timeout" or "exception".
-    Only BaseExceptions that are not Exceptions (KeyboardInterrupt, SystemExit) propagate, so
-    Ctrl-C still stops a run, even while it waits for a tool.
+    `prepare` and `execute` never raise for a mistake of the model or a failure of the tool:
+    they return a ToolResult whose `error_kind` is "unknown_tool", "arguments", "timeout" or
+    "exception". Only BaseExceptions that are not Exceptions (KeyboardInterrupt, SystemExit)
+    propagate, so Ctrl-C still stops a run, even while it waits for a tool.
 
-    Timeouts: a tool with a timeout runs in a daemon worker thread. When the timeout passes the
-    run goes on with a timeout result and the thread is abandoned, not killed (Python cannot
+    Timeouts: a tool with a timeout runs in a daemon worker thread, and so does the formatting
+    of its value (a result whose `__str__` hangs is the tool's fault). When the timeout passes
+    the run goes on with a timeout result and the thread is abandoned, not killed (Python cannot
     kill a thread): it keeps running until the function returns or the process exits, and its
     result is discarded. A tool with `timeout=None` runs in the caller's thread, unbounded.
     """
@@ -81,93 +89,155 @@ class ToolBox:
         close = difflib.get_close_matches(key, list(self._tools), n=1, cutoff=0.5)
         return self._tools[close[0]].name if close else None
 
-    def call(self, name: str, raw: str | dict[str, Any]) -> ToolResult:
-        """Resolve, validate, run; never raises except for KeyboardInterrupt and the like."""
+    def prepare(
+        self, name: str, raw: str | dict[str, Any], lang: str = "en"
+    ) -> Prepared | ToolResult:
+        """Resolve and validate a call once: the call ready to run, or the ToolResult that
+        says why it cannot run. The loop takes the repeat key and the arguments it runs from
+        the Prepared, so no call is validated twice."""
         started = time.perf_counter()
         tool = self.resolve(name)
         if tool is None:
-            return ToolResult(
-                name, raw, error=self.unknown_tool_message(name), error_kind="unknown_tool"
-            )
+            error = self.unknown_tool_message(name, lang)
+            return ToolResult(name, raw, error=error, error_kind="unknown_tool")
         try:
             arguments, repairs = tool.parse_arguments_with_repairs(raw)
         except ToolArgumentError as error:
-            seconds = time.perf_counter() - started
-            return ToolResult(
-                tool.name, raw, error=str(error), error_kind="arguments", seconds=seconds
-            )
+            message = str(error)
         except Exception as error:  # a broken convert or a non-str/dict input: still data
-            seconds = time.perf_counter() - started
-            return ToolResult(
-                tool.name, raw, error=_describe(error),
-                error_kind="arguments", seconds=seconds,
-            )  # fmt: skip
-        outcome, value = _run(tool, arguments)
-        seconds = time.perf_counter() - started
-        if outcome == "ok":
-            return ToolResult(tool.name, arguments, value=value, repairs=repairs, seconds=seconds)
-        if outcome == "timeout":
-            error = (
-                f"{tool.name} did not finish within {tool.timeout:g} seconds and was abandoned. "
-                "Try different arguments, another tool, or answer without it."
-            )
+            message = _describe(error)
         else:
-            error = f"{tool.name} failed: {_describe(value)}"
-        return ToolResult(
-            tool.name, arguments, error=error, error_kind=outcome, repairs=repairs, seconds=seconds
-        )
+            return Prepared(tool, arguments, repairs, started, lang)
+        seconds = time.perf_counter() - started
+        return ToolResult(tool.name, raw, error=message, error_kind="arguments", seconds=seconds)
 
-    def call_key(self, name: str, raw: str | dict[str, Any]) -> tuple[str, str] | None:
-        """The identity of a call after lookup and repair, so `Uber.ride {'n': '2'}` and
-        `uber_ride {"n": 2}` are one call; None when the call would not run anyway. The loops
-        use it to answer a repeated call from the earlier result instead of running it again."""
-        tool = self.resolve(name)
-        if tool is None:
-            return None
+    def execute(self, call: Prepared, *, present: Callable[[Any], str] = str) -> ToolResult:
+        """Run a prepared call and turn its value into text with `present`, both under the
+        tool's timeout."""
+        work = lambda: _run_and_show(call.tool, call.arguments, present)  # noqa: E731
+        return call.finish(*_bounded(work, call.tool.timeout))
+
+    async def aexecute(self, call: Prepared, *, present: Callable[[Any], str] = str) -> ToolResult:
+        """`execute` for the async driver: a coroutine tool is awaited on the running loop (it
+        may hold loop-bound resources), anything else runs in a worker thread; the timeout
+        bounds the call and the formatting together."""
+        tool = call.tool
+        if not tool.is_async:
+            return await asyncio.to_thread(self.execute, call, present=present)
         try:
-            arguments = tool.parse_arguments(raw)
-        except Exception:  # the call itself will report why; a key is only an optimisation
-            return None
-        return tool.name, json.dumps(arguments, sort_keys=True, default=str)
+            value = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
+        except asyncio.TimeoutError:
+            return call.finish("timeout", None)
+        except Exception as error:
+            return call.finish("exception", error)
+        left = None
+        if tool.timeout is not None:
+            spent = time.perf_counter() - call.started
+            left = max(tool.timeout - spent, _LEAST_FORMAT_SECONDS)
+        return call.finish(*await asyncio.to_thread(_bounded, lambda: _show(value, present), left))
 
-    def unknown_tool_message(self, name: str) -> str:
+    def call(self, name: str, raw: str | dict[str, Any]) -> ToolResult:
+        """Resolve, validate, run: `prepare` then `execute`, for callers outside the loop."""
+        prepared = self.prepare(name, raw)
+        return prepared if isinstance(prepared, ToolResult) else self.execute(prepared)
+
+    def unknown_tool_message(self, name: str, lang: str = "en") -> str:
         shown = " ".join(str(name).split())[:60]
         guess = self.suggest(name)
-        hint = f' Did you mean "{guess}"?' if guess else ""
-        return f'Unknown tool "{shown}". Available tools: {", ".join(self.names)}.{hint}'
+        hint = templates.note("did_you_mean", lang, tool=guess) if guess else ""
+        text = templates.note(
+            "unknown_tool", lang, tool=shown, tools=", ".join(self.names), hint=hint
+        )
+        return text.strip()
 
 
-def _run(tool: Tool, arguments: dict[str, Any]) -> tuple[str, Any]:
-    """("ok", value) | ("exception", the exception) | ("timeout", None)."""
-    if tool.timeout is None:
-        return _attempt(tool, arguments)
-    box: list[tuple[str, Any]] = []
+@dataclass(frozen=True)
+class Prepared:
+    """A call resolved to its tool and validated once: what runs, and what identifies it."""
 
-    def work() -> None:
+    tool: Tool
+    #: The arguments after repair and validation (JSON values).
+    arguments: dict[str, Any]
+    repairs: tuple[str, ...] = ()
+    started: float = 0.0
+    lang: str = "en"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The call's identity, so `Uber.ride {'n': '2'}` and `uber_ride {"n": 2}` are one
+        call: the loop answers a repeat from the earlier result instead of running it."""
+        return self.tool.name, json.dumps(self.arguments, sort_keys=True, default=str)
+
+    def finish(self, outcome: str, value: Any, text: str | None = None) -> ToolResult:
+        """The ToolResult for how the run went: ("ok", value, text), ("timeout", None) or
+        ("exception", the error)."""
+        tool, seconds = self.tool, time.perf_counter() - self.started
+        if outcome == "ok":
+            return ToolResult(
+                tool.name, self.arguments, value=value, repairs=self.repairs,
+                seconds=seconds, text=text,
+            )  # fmt: skip
+        if outcome == "timeout":
+            seconds_allowed = f"{tool.timeout:g}" if tool.timeout is not None else "?"
+            error = templates.note(
+                "tool_timeout", self.lang, tool=tool.name, seconds=seconds_allowed
+            )
+        else:
+            error = templates.note("tool_failed", self.lang, tool=tool.name, error=_describe(value))
+        return ToolResult(
+            tool.name, self.arguments, error=error, error_kind=outcome,
+            repairs=self.repairs, seconds=seconds,
+        )  # fmt: skip
+
+
+def _bounded(work: Callable[[], tuple[Any, ...]], timeout: float | None) -> tuple[Any, ...]:
+    """`work()` within `timeout` seconds in a daemon thread, or ("timeout", None); inline when
+    there is no timeout. BaseExceptions (Ctrl-C) are carried to the caller's thread."""
+    if timeout is None:
+        return work()
+    box: list[tuple[Any, ...]] = []
+
+    def run() -> None:
         try:
-            box.append(_attempt(tool, arguments))
+            box.append(work())
         except BaseException as error:  # carried to the caller's thread and raised there
             box.append(("raise", error))
 
-    worker = threading.Thread(target=work, name=f"textreact-tool-{tool.name}", daemon=True)
+    worker = threading.Thread(target=run, name="textreact-tool", daemon=True)
     worker.start()
-    worker.join(tool.timeout)
+    worker.join(timeout)
     if not box:
         return "timeout", None
-    outcome, value = box[0]
-    if outcome == "raise":
-        raise value
-    return outcome, value
+    if box[0][0] == "raise":
+        raise box[0][1]
+    return box[0]
 
 
-def _attempt(tool: Tool, arguments: dict[str, Any]) -> tuple[str, Any]:
+def _run_and_show(
+    tool: Tool, arguments: dict[str, Any], present: Callable[[Any], str]
+) -> tuple[Any, ...]:
+    """("ok", value, text) | ("exception", error): the call and its formatting, as one unit."""
     try:
-        return "ok", tool.invoke(arguments)
+        value = tool.invoke(arguments)
+        if inspect.isawaitable(value):  # a coroutine tool under the sync driver
+            value = asyncio.run(_awaited(value))
+    except Exception as error:
+        return "exception", error
+    return _show(value, present)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def _show(value: Any, present: Callable[[Any], str]) -> tuple[Any, ...]:
+    try:
+        return "ok", value, present(value)
     except Exception as error:
         return "exception", error
 
 
-def _describe(error: Exception) -> str:
+def _describe(error: BaseException) -> str:
     """`Type: message`, the message cut to what an observation could ever show."""
     try:
         message = str(error)

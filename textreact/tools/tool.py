@@ -3,6 +3,7 @@ it validates Action Inputs and renders itself for the text prompt, OpenAI and An
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -12,7 +13,7 @@ from typing import Any, Final
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.parsing.inputs import NO_ACTION
 from textreact.tools.arguments import check_arguments
-from textreact.tools.schema import example_value, normalize, type_label
+from textreact.tools.schema import NO_EXAMPLE, example_value, normalize, type_label
 
 _NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
 #: OpenAI and Anthropic accept only these characters in a tool name; ToolBox.resolve maps the
@@ -67,11 +68,7 @@ class Tool:
             raise ConfigError(f"tool {self.name!r}: timeout must be > 0 seconds or None")
         schema = normalize(self.parameters, where=f"tool {self.name!r} parameters")
         object.__setattr__(self, "parameters", schema)
-        example = dict(self.example) or {
-            name: example_value(spec, schema)
-            for name, spec in schema["properties"].items()
-            if name in schema.get("required", ()) or len(schema["properties"]) == 1
-        }
+        example = dict(self.example) or schema_example(schema)
         object.__setattr__(self, "example", example)
         try:
             self.parse_arguments(example)
@@ -131,6 +128,15 @@ class Tool:
             f"Correct example: {json.dumps(self.example, ensure_ascii=False)}"
         )
 
+    @property
+    def is_async(self) -> bool:
+        """True for an `async def` function: the async driver awaits it on its own loop, the
+        sync one runs it to completion in the tool's worker thread."""
+        fn = self.fn
+        return inspect.iscoroutinefunction(fn) or (
+            fn is not None and inspect.iscoroutinefunction(type(fn).__call__)
+        )
+
     def invoke(self, arguments: dict[str, Any]) -> Any:
         """Run the function on arguments that `parse_arguments` returned."""
         if self.fn is None:
@@ -176,3 +182,29 @@ class Tool:
             "description": self.description,
             "input_schema": self.parameters,
         }
+
+
+def schema_example(schema: dict[str, Any]) -> dict[str, Any]:
+    """The example arguments of a normalised schema: its required parameters (the only one, for
+    a tool of one), each the first of `example_candidates` that passes validation, so what
+    the prompt shows is a correct call made of the schema's own values where it has any."""
+    properties = schema["properties"]
+    shown = [
+        name for name in properties if name in schema.get("required", ()) or len(properties) == 1
+    ]
+    fits = _fits(schema)
+    values = {name: example_value(properties[name], schema, name=name, fits=fits) for name in shown}
+    return {name: value for name, value in values.items() if value is not NO_EXAMPLE}
+
+
+def _fits(root: dict[str, Any]) -> Callable[[Any, dict[str, Any]], tuple[bool, Any]]:
+    """A check of one value against one part of `root`, through the same validation an Action
+    Input goes through; it returns the value as validation leaves it (`"42"` -> 42)."""
+
+    def fits(value: Any, schema: dict[str, Any]) -> tuple[bool, Any]:
+        wrapper = {**root, "properties": {"v": schema}, "required": ["v"]}
+        wrapper["additionalProperties"] = False
+        arguments, _, problems = check_arguments({"v": value}, wrapper)
+        return not problems, arguments.get("v")
+
+    return fits

@@ -1,0 +1,299 @@
+"""The loop, once, without I/O: a generator that asks its driver to call the model (`Ask`) and
+to run a tool (`RunTool`), is sent the results, yields each `Turn` as it happens, and returns the
+`Result`. Every stop rule lives here and nowhere else, the same for every protocol; the sync
+and async drivers in `agent.py` only perform what it asks for.
+
+One turn: render the request (protocol), ask, read the reply into steps (protocol), then act:
+a cut-off reply is re-asked once, a final answer ends the run, a format error is explained and
+counted, each action is prepared once, answered from memory when it repeats an earlier call,
+offered to `before_call`, run, and observed."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from textreact import observation
+from textreact.errors import ModelError
+from textreact.memory import MemoryConfig
+from textreact.steps import (
+    Action,
+    Completion,
+    FinalAnswer,
+    FormatError,
+    Request,
+    Result,
+    StopReason,
+    ToolResult,
+    Turn,
+    Usage,
+)
+from textreact.tools.box import Prepared
+
+if TYPE_CHECKING:
+    from textreact.models import Message
+    from textreact.protocols import Protocol, Reading
+    from textreact.tools import ToolBox
+
+#: A veto hook: (tool name, validated arguments) -> None to let the call run, or the text the
+#: model reads instead of the result.
+BeforeCall = Callable[[str, dict[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Call the model with this request; send back `(Completion, seconds)` or the ModelError."""
+
+    request: Request
+
+
+@dataclass(frozen=True)
+class RunTool:
+    """Run this prepared call, formatting its value with `present` inside the tool's time
+    bound; send back the ToolResult."""
+
+    call: Prepared
+    present: Callable[[Any], str]
+
+
+Effect = Union[Ask, RunTool, Turn]  # noqa: UP007 (a runtime alias works on 3.10)
+Reply = Union[tuple[Completion, float], ModelError]  # noqa: UP007
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one run needs to know of its agent (the agent validated every field)."""
+
+    protocol: Protocol
+    toolbox: ToolBox
+    max_steps: int
+    max_format_errors: int
+    best_effort: bool
+    observation_limit: int
+    memory: MemoryConfig
+    lang: str
+    before_call: BeforeCall | None = None
+
+
+def run(settings: Settings, question: str) -> Generator[Effect, Any, Result]:
+    """The loop for one question; see the module docstring for the protocol of effects. A
+    KeyboardInterrupt thrown in by the driver ends the run as "interrupted"."""
+    return _Run(settings, question).run()
+
+
+class _Run:
+    """The state of one run: the turns so far and the counters the stop rules read."""
+
+    def __init__(self, settings: Settings, question: str) -> None:
+        self.s = settings
+        self.tools = settings.toolbox.tools
+        self.opening = settings.protocol.opening(question, self.tools, settings.lang)
+        self.turns: list[Turn] = []
+        self.requests = 0
+        #: How many turns there were when the model was last asked.
+        self.asked_at = 0
+        self.answer: str | None = None
+        self.error: str | None = None
+        self.best_effort = False
+        self.format_errors_in_row = 0
+        self.truncations_in_row = 0
+        #: Successful calls by identity, so a repeat is answered from the first result.
+        self.done: dict[tuple[str, str], Turn] = {}
+        self.started = time.perf_counter()
+
+    def run(self) -> Generator[Effect, Any, Result]:
+        stop: StopReason | None = None
+        try:
+            while stop is None:
+                stop = yield from self.turn()
+                if stop is None and self.requests >= self.s.max_steps:
+                    stop = "max_steps"
+                    if self.s.best_effort:
+                        yield from self.last_chance()
+        except KeyboardInterrupt:
+            stop = "interrupted"
+        return self.result(stop)
+
+    def request(self, preface: str | None = None, memory: MemoryConfig | None = None) -> Request:
+        s = self.s
+        self.asked_at = len(self.turns)
+        return s.protocol.request(
+            self.opening, self.turns, self.tools, memory=memory or s.memory, lang=s.lang,
+            preface=preface,
+        )  # fmt: skip
+
+    def conversation(self) -> list[Message]:
+        """The conversation at the end as the model saw it: the last request, with the turns
+        since then shown whole (memory summarises from the last request's point of view)."""
+        since = len(self.turns) - self.asked_at
+        memory = dataclasses.replace(self.s.memory, keep_recent=self.s.memory.keep_recent + since)
+        return self.request(memory=memory).messages
+
+    def ask(self, request: Request) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
+        """The reply read into steps, and the turn it starts; None when the model failed."""
+        reply: Reply = yield Ask(request)
+        self.requests += 1
+        if isinstance(reply, ModelError):
+            self.error = str(reply)
+            return None
+        completion, seconds = reply
+        reading = self.s.protocol.read(completion, self.tools)
+        turn = Turn(
+            index=len(self.turns) + 1,
+            text=reading.text,
+            step=reading.steps[0],
+            finish_reason=completion.finish_reason,
+            usage=completion.usage,
+            model_seconds=seconds,
+            note=reading.note,
+        )
+        return reading, turn
+
+    def record(self, turn: Turn) -> Generator[Effect, Any, None]:
+        self.turns.append(turn)
+        yield turn
+
+    def turn(self) -> Generator[Effect, Any, StopReason | None]:
+        """One model call and what the engine does with it; the stop reason, if it ends."""
+        asked = yield from self.ask(self.request())
+        if asked is None:
+            return "model_error"
+        reading, turn = asked
+        step = turn.step
+        if turn.finish_reason == "content_filter":
+            self.error = (
+                "the server's content filter stopped the reply (finish_reason "
+                "'content_filter'); rephrase the question, or use another model or server"
+            )
+            yield from self.record(turn)
+            return "model_error"
+        if turn.finish_reason == "length" and not _finished_action(step):
+            return (yield from self.truncated(turn))
+        if isinstance(step, FinalAnswer):
+            self.answer = step.answer
+            yield from self.record(turn)
+            return "final_answer"
+        if isinstance(step, FormatError):
+            return (yield from self.format_error(turn, step))
+        self.format_errors_in_row = self.truncations_in_row = 0
+        for i, action in enumerate(reading.steps):
+            if i:
+                turn = dataclasses.replace(
+                    turn, index=len(self.turns) + 1, text="", usage=Usage(),
+                    model_seconds=0.0, note=None, joined=True,
+                )  # fmt: skip
+            assert isinstance(action, Action)
+            yield from self.record((yield from self.act(dataclasses.replace(turn, step=action))))
+        return None
+
+    def truncated(self, turn: Turn) -> Generator[Effect, Any, StopReason | None]:
+        """A reply cut by the token limit is never an answer and its calls are never run: the
+        model is asked once to reply shorter."""
+        self.truncations_in_row += 1
+        turn = dataclasses.replace(turn, note="truncated")
+        if self.truncations_in_row > 1:
+            yield from self.record(turn)
+            return "truncated"
+        note = self.s.protocol.note("truncated", self.s.lang)
+        yield from self.record(dataclasses.replace(turn, observation=note))
+        return None
+
+    def format_error(
+        self, turn: Turn, step: FormatError
+    ) -> Generator[Effect, Any, StopReason | None]:
+        self.truncations_in_row = 0
+        self.format_errors_in_row += 1
+        if self.format_errors_in_row >= self.s.max_format_errors:
+            yield from self.record(turn)
+            return "format_errors"
+        again = self.format_errors_in_row > 1
+        text = self.s.protocol.explain(step, self.tools, self.s.lang, again=again)
+        yield from self.record(dataclasses.replace(turn, observation=text))
+        return None
+
+    def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
+        """`turn` with its call's result and observation: the call is prepared once; a repeat
+        of an earlier successful call is answered from it (a model repeating itself twice in a
+        row is asked to answer instead); `before_call` may veto it; otherwise it runs."""
+        s, step = self.s, turn.step
+        assert isinstance(step, Action)
+        prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
+        if isinstance(prepared, ToolResult):
+            return self.observed(turn, prepared)
+        earlier = self.done.get(prepared.key)
+        if earlier is not None:
+            again = bool(self.turns) and self.turns[-1].note == "repeated_call"
+            text = observation.repeated_call(
+                prepared.tool.name, earlier.index, earlier.observation or "", s.lang, again=again
+            )
+            return dataclasses.replace(
+                turn, result=earlier.result, observation=text, note="repeated_call"
+            )
+        veto = s.before_call(prepared.tool.name, prepared.arguments) if s.before_call else None
+        if veto is not None:
+            result = ToolResult(
+                prepared.tool.name, prepared.arguments, error=str(veto), error_kind="vetoed"
+            )
+            return self.observed(dataclasses.replace(turn, note="vetoed"), result)
+        limit = s.observation_limit
+        present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
+        result = yield RunTool(prepared, present)
+        turn = self.observed(turn, result)
+        if not result.is_error:
+            self.done[prepared.key] = turn
+        return turn
+
+    def observed(self, turn: Turn, result: ToolResult) -> Turn:
+        text = observation.observe(result, limit=self.s.observation_limit, lang=self.s.lang)
+        return dataclasses.replace(turn, result=result, observation=text)
+
+    def last_chance(self) -> Generator[Effect, Any, None]:
+        """At the step limit, one request without tools for a best-effort answer; the Result
+        says when the answer came from it."""
+        s = self.s
+        note = s.protocol.note("best_effort", s.lang, max_steps=str(s.max_steps))
+        asked = yield from self.ask(self.request(preface=note))
+        if asked is None:
+            return
+        _, turn = asked
+        if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in (
+            "length",
+            "content_filter",
+        ):
+            self.answer, self.best_effort = turn.step.answer, True
+        yield from self.record(dataclasses.replace(turn, note="best_effort", preface=note))
+
+    def result(self, stop: StopReason) -> Result:
+        return Result(
+            answer=self.answer,
+            stop_reason=stop,
+            steps=tuple(self.turns),
+            messages=self.conversation(),
+            usage=sum((turn.usage for turn in self.turns), Usage()),
+            best_effort=self.best_effort,
+            error=self.error,
+            seconds=time.perf_counter() - self.started,
+            protocol=self.s.protocol.name,
+        )
+
+
+def _finished_action(step: object) -> bool:
+    """An action the model completed before the token limit cut its later rambling."""
+    return isinstance(step, Action) and bool(step.discarded_text)
+
+
+def check_reply(reply: object, model: object) -> Completion:
+    """A custom model's reply must be a Completion; anything else is the model's fault and
+    ends the run as a model error rather than a crash deep in the loop."""
+    if not isinstance(reply, Completion):
+        raise ModelError(
+            f"{type(model).__name__}.complete returned {type(reply).__name__}, not a "
+            "textreact Completion; return Completion(text, finish_reason, usage)"
+        )
+    return reply
+
+
+__all__: Sequence[str] = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]

@@ -1,0 +1,96 @@
+"""Protocols: the strategies of the one loop. A protocol owns exactly two jobs: render the
+conversation (opening messages plus stored turns) into a `Request`, and read one `Completion`
+into steps. It knows no stop rules and does no I/O; the loop (`textreact.loop`) does both, the
+same way for every protocol, so a comparison of two protocols measures the protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, runtime_checkable
+from typing import Protocol as _Protocol
+
+from textreact.errors import ConfigError
+from textreact.steps import Completion, FormatError, Request, Step, Turn
+
+if TYPE_CHECKING:
+    from textreact.memory import MemoryConfig
+    from textreact.models import Message
+    from textreact.tools import Tool
+
+__all__ = ["NativeProtocol", "Protocol", "Reading", "TextProtocol", "resolve"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reply read by a protocol: the steps it holds (several native calls, or one step),
+    the text kept in the conversation, and a note on how it was read ("call_as_text")."""
+
+    steps: tuple[Step, ...]
+    text: str
+    note: str | None = None
+
+
+@runtime_checkable
+class Protocol(_Protocol):
+    """What the loop needs of a protocol. `TextProtocol` and `NativeProtocol` are the two
+    built in; a custom one implements these five methods and a `name`."""
+
+    name: str
+
+    def opening(self, question: str, tools: Sequence[Tool], lang: str) -> list[Message]:
+        """The messages that open a run: instructions, examples, the question."""
+        ...
+
+    def request(
+        self,
+        opening: Sequence[Message],
+        turns: Sequence[Turn],
+        tools: Sequence[Tool],
+        *,
+        memory: MemoryConfig,
+        lang: str,
+        preface: str | None = None,
+    ) -> Request:
+        """The request for the next turn; `preface` is an engine note the model must read
+        first (the best-effort request at the step limit)."""
+        ...
+
+    def read(self, completion: Completion, tools: Sequence[Tool]) -> Reading:
+        """One reply as steps; never raises for what a model wrote."""
+        ...
+
+    def note(self, name: str, lang: str, **slots: str) -> str:
+        """The engine's note `name` ("truncated", "best_effort") as this protocol words it."""
+        ...
+
+    def explain(self, error: FormatError, tools: Sequence[Tool], lang: str, *, again: bool) -> str:
+        """The observation that answers a format error (`again`: the last turn was one too)."""
+        ...
+
+
+def resolve(protocol: Any, model: object, *, examples: Sequence[Message] | None = None) -> Protocol:
+    """ "text", "native" or a protocol object -> the protocol object for `model` (the text
+    protocol with the given worked `examples`; the native one in the model's tool dialect)."""
+    from textreact.protocols.native import NativeProtocol
+    from textreact.protocols.text import TextProtocol
+
+    if protocol == "text":
+        return TextProtocol(examples=examples)
+    if protocol == "native":
+        return NativeProtocol(dialect=getattr(model, "tool_dialect", "openai"))
+    if isinstance(protocol, str) or not isinstance(protocol, Protocol):
+        raise ConfigError(
+            f'protocol must be "text", "native" or a protocol object (TextProtocol(), '
+            f"NativeProtocol(), or one with name, opening, request, read, note and explain), "
+            f"got {protocol!r}"
+        )
+    return protocol
+
+
+def __getattr__(name: str) -> object:
+    if name in ("TextProtocol", "NativeProtocol"):
+        from importlib import import_module
+
+        return getattr(import_module(f"textreact.protocols.{name[:-8].lower()}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
