@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from textreact.compare.suite import read_utf8
 from textreact.errors import ConfigError
 
 #: The categories with exactly one expected call, which is what this scorer handles.
@@ -85,10 +86,7 @@ def answers_path(questions: Path) -> Path:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the BFCL file {path}: {exc}") from exc
+    lines = read_utf8(path, "the BFCL file").splitlines()
     try:
         return [json.loads(line) for line in lines if line.strip()]
     except json.JSONDecodeError as exc:

@@ -15,10 +15,10 @@ from typing import Any
 from textreact import grammar
 from textreact.agent import Agent, Result
 from textreact.compare.bfcl import Check, Entry, check_call
-from textreact.compare.suite import Task, is_correct
+from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
 from textreact.protocols.native import capability
-from textreact.steps import Action, FormatError
+from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
 
 PROTOCOLS = ("text", "native")
@@ -40,6 +40,8 @@ class Outcome:
     #: BFCL only: the first call made ({"tool", "arguments"}) and the checker's verdict.
     call: dict[str, Any] | None = None
     check: Check | None = None
+    #: Why the run could not be scored, or why it failed outside the loop (None: neither).
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,19 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
 
 
 def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int) -> Outcome:
+    """One run as an outcome; a run that raises is a failed row with the reason, so one bad
+    reply or one bug never takes the other runs (and the report) down with it."""
+    try:
+        return _run_one(model, item, protocol, repeat, max_steps)
+    except Exception as exc:  # any failure of one run is that run's result
+        reason = f"the run raised {type(exc).__name__}: {exc}"
+        result = Result(None, "model_error", (), [], Usage(), error=reason, protocol=protocol)
+        return Outcome(
+            item.id, protocol, repeat, False, False, result, measure(result), note=reason
+        )
+
+
+def _run_one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int) -> Outcome:
     if isinstance(item, Entry):
         result, call = run_entry(model, item, protocol)
         check = check_call(item, call and call["tool"], call and call["arguments"])
@@ -118,7 +133,7 @@ def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: 
             item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
         )
     result = run_task(model, item, protocol, max_steps=max_steps)
-    correct = is_correct(item, result.answer)
+    correct, unscored = score(item, result.answer)
     final = result.stop_reason == "final_answer"
     return Outcome(
         item.id,
@@ -128,6 +143,7 @@ def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: 
         correct and result.best_effort,
         result,
         measure(result),
+        note=unscored,
     )
 
 

@@ -4,7 +4,12 @@ is right.
 One task a line: `{"id", "question", "answer": number, "tolerance": relative, "pattern": regex,
 "tags": [...], "lang": "en" | "zh"}`. An answer is right when a number written in it is within
 the relative tolerance of `answer` (thousands separators, `2.6 million` and `260.2万` are read),
-or when `pattern` matches it; a task may give either or both."""
+or when `pattern` matches it; a task may give either or both.
+
+Patterns are matched with the `regex` package under a time limit: a pattern that backtracks
+catastrophically (a nested quantifier such as `(a+)+$`) fails its task with the reason instead
+of hanging the comparison. Whether a pattern will backtrack cannot be told from its text, so
+it is bounded where it runs, not refused at load."""
 
 from __future__ import annotations
 
@@ -16,10 +21,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import regex
+
 from textreact import grammar
 from textreact.errors import ConfigError
 
 DEFAULT_TOLERANCE = 1e-3
+#: Seconds one pattern may take on one answer before the task is failed as unscorable.
+PATTERN_SECONDS = 1.0
 
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?P<sign>[-−])?(?P<digits>\d{1,3}(?:[,，  ]\d{3})+|\d+)(?P<frac>\.\d+)?"
@@ -60,16 +69,32 @@ def numbers_in(text: str) -> list[float]:
 
 def is_correct(task: Task, answer: str | None) -> bool:
     """Whether `answer` is right for `task` (None, no answer, never is)."""
+    return score(task, answer)[0]
+
+
+def score(
+    task: Task, answer: str | None, *, pattern_seconds: float = PATTERN_SECONDS
+) -> tuple[bool, str | None]:
+    """Whether `answer` is right, and why it could not be scored (None when it was): a pattern
+    that runs past `pattern_seconds` counts as wrong, with the reason."""
     if answer is None:
-        return False
-    if task.pattern is not None and re.search(task.pattern, answer):
-        return True
+        return False, None
+    if task.pattern is not None:
+        try:
+            if regex.search(task.pattern, answer, timeout=pattern_seconds):
+                return True, None
+        except TimeoutError:
+            return False, (
+                f"pattern {task.pattern!r} ran past {pattern_seconds:g} s on an answer of "
+                f"{len(answer)} characters (a nested quantifier backtracks); simplify it"
+            )
     if task.answer is not None:
-        return any(
+        right = any(
             math.isclose(value, task.answer, rel_tol=task.tolerance, abs_tol=1e-9)
             for value in numbers_in(answer)
         )
-    return False
+        return right, None
+    return False, None
 
 
 def parse_task(record: object, where: str) -> Task:
@@ -83,8 +108,8 @@ def parse_task(record: object, where: str) -> Task:
         raise ConfigError(f"{where}: 'answer' must be a number, got {answer!r}; use 'pattern'")
     if pattern is not None:
         try:
-            re.compile(pattern)
-        except (re.error, TypeError) as exc:
+            regex.compile(pattern)
+        except (regex.error, TypeError) as exc:
             raise ConfigError(f"{where}: 'pattern' is not a valid regex: {exc}") from exc
     tags = record.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -130,11 +155,28 @@ def parse_suite(lines: Iterable[str], source: str = "suite") -> list[Task]:
 def load_suite(path: str | Path) -> list[Task]:
     """A user's suite file."""
     path = Path(path)
+    return parse_suite(read_utf8(path, "the suite file").splitlines(), str(path))
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """A file's text; a file that cannot be read, or is not UTF-8, is a ConfigError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read the suite file {path}: {exc}") from exc
-    return parse_suite(text.splitlines(), str(path))
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    return decode_utf8(raw, f"{what} {path}")
+
+
+def decode_utf8(raw: bytes, source: str) -> str:
+    """`raw` as UTF-8 text (a leading byte-order mark dropped); otherwise a ConfigError naming
+    the first bad byte and where it is."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{source} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "convert it to UTF-8 (e.g. with iconv)"
+        ) from None
 
 
 def builtin_suite() -> list[Task]:
@@ -144,7 +186,16 @@ def builtin_suite() -> list[Task]:
 
 
 def select(tasks: list[Task], *, tags: Iterable[str] = (), limit: int | None = None) -> list[Task]:
-    """The tasks carrying any of `tags` (all when none given), the first `limit` of them."""
+    """The tasks carrying any of `tags` (all when none given), the first `limit` of them; a
+    selection of no task is a ConfigError, never an empty comparison."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"limit must be a whole number >= 1, got {limit!r}")
     wanted = set(tags)
     chosen = [task for task in tasks if not wanted or wanted & set(task.tags)]
+    if not chosen:
+        known = sorted({tag for task in tasks for tag in task.tags})
+        raise ConfigError(
+            f"no task has any of the tags {', '.join(sorted(wanted))}; the suite's tags are: "
+            f"{', '.join(known) if known else '(none)'}"
+        )
     return chosen if limit is None else chosen[:limit]
