@@ -3,27 +3,42 @@ objects, and prints. The only module that reads environment variables.
 
 Exit codes: 0 an answer was found (or the command succeeded); 1 the run ended without an answer
 (or a fuzz/compare check failed); 2 usage error; 3 the model or its server failed;
-130 interrupted."""
+130 interrupted.
+
+Everything printed goes through `_SafeText`: a character the terminal's encoding lacks (a lone
+surrogate from a server, say) is written as a backslash escape, never a crash that loses the
+answer; `--json` falls back to ASCII escapes, so it stays valid JSON."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
+from urllib.parse import urlsplit
 
 from textreact.errors import ConfigError, ModelError, TextReactError
+from textreact.redact import public_url, split_userinfo
 
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting, for in-process tests."""
+    with (
+        contextlib.redirect_stdout(_SafeText(sys.stdout)),
+        contextlib.redirect_stderr(_SafeText(sys.stderr)),
+    ):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -42,15 +57,77 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
+class _SafeText:
+    """A text stream that never fails on a character its encoding cannot write: such characters
+    are written as backslash escapes instead (what Python's `backslashreplace` does)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if not _encodable(text, self._stream):
+            encoding = _encoding(self._stream)
+            text = text.encode(encoding, "backslashreplace").decode(encoding)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _encoding(stream: Any) -> str:
+    return getattr(stream, "encoding", None) or "utf-8"
+
+
+def _encodable(text: str, stream: Any) -> bool:
+    try:
+        text.encode(_encoding(stream))
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_text(data: Any, stream: Any) -> str:
+    """`data` as JSON that `stream` can write as it is: readable UTF-8 where the stream takes it,
+    ASCII escapes otherwise (a lone surrogate, an ASCII-only terminal), so it stays valid JSON."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    return text if _encodable(text, stream) else json.dumps(data, ensure_ascii=True, indent=2)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero (`nan` and `inf` are not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a finite number of seconds above 0, got {text!r}"
+        )
+    return value
+
+
+QUESTION_HELP = (
+    "the question; - reads it from standard input, @FILE from a UTF-8 file "
+    "(@@... for a question that starts with @)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="textreact",
         description="Tool use for any chat model through a plain-text ReAct protocol.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="answer a question with tools")
-    run.add_argument("question")
+    run.add_argument("question", help=QUESTION_HELP)
     add_model_arguments(run)
     run.add_argument("--max-steps", type=int, default=8, help="model calls at most (default 8)")
     run.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
@@ -64,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse.set_defaults(handler=cmd_parse)
 
     show = commands.add_parser("prompt", help="print the rendered prompt")
-    show.add_argument("question", nargs="?", default="What is 12 * 7?")
+    show.add_argument("question", nargs="?", default="What is 12 * 7?", help=QUESTION_HELP)
     show.add_argument("--lang", choices=("en", "zh"), default="en")
     show.set_defaults(handler=cmd_prompt)
 
@@ -107,7 +184,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--api-key", help="API key (env OPENAI_API_KEY)")
     group.add_argument("--gguf", type=Path, help="run this GGUF file in the embedded server")
     group.add_argument("--max-tokens", type=int, default=512, help="per reply (default 512)")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    group.add_argument(
+        "--timeout",
+        type=seconds,
+        default=120.0,
+        help="seconds one request may take, first byte to last (default 120)",
+    )
 
 
 @contextlib.contextmanager
@@ -123,6 +205,8 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
             "server: give one of them"
         )
     if base_url:
+        source = "--base-url" if args.base_url else "OPENAI_BASE_URL"
+        url, credentials = split_userinfo(checked_base_url(base_url, source))
         name = args.model or env.get("TEXTREACT_MODEL")
         if not name:
             raise ConfigError(
@@ -130,7 +214,8 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
                 "TEXTREACT_MODEL (e.g. --model qwen2.5:3b for Ollama)"
             )
         api_key = args.api_key or env.get("OPENAI_API_KEY")
-        with OpenAICompatModel(name, base_url, api_key, **options) as model:
+        client = _http_client(url, credentials, args.timeout, env)
+        with OpenAICompatModel(name, url, api_key, http_client=client, **options) as model:
             yield model
         return
     from textreact.models import local
@@ -146,16 +231,113 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
         yield model
 
 
+def checked_base_url(url: str, source: str = "--base-url") -> str:
+    """`url` when it can be an OpenAI-compatible endpoint; otherwise a ConfigError, raised before
+    any request, that shows the URL with its credentials blanked."""
+    shown = repr(public_url(url))
+    example = "e.g. http://localhost:11434/v1"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise ConfigError(
+            f"{source} {shown} holds spaces, control characters or bytes that are not UTF-8; "
+            f"give the endpoint's URL alone, {example}"
+        )
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port out of range or not a number, a broken [IPv6] host
+        raise ConfigError(f"{source} {shown} is not a valid URL ({exc}); {example}") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ConfigError(f"{source} {shown} must start with http:// or https://, {example}")
+    if not parts.hostname:
+        raise ConfigError(f"{source} {shown} names no host; {example}")
+    if port == 0:
+        raise ConfigError(f"{source} {shown}: port 0 cannot be connected to; {example}")
+    return url
+
+
+def _http_client(
+    url: str, credentials: tuple[str, str] | None, timeout: float, env: Mapping[str, str]
+) -> Any:
+    """The SDK's HTTP client: `timeout` as a deadline for each whole request; credentials that
+    were written into the URL sent as basic auth (as httpx sends them), so the URL kept and shown
+    holds none; the proxy the environment names (httpx reads none once given a transport)."""
+    from textreact.models.deadline import deadline_client, httpx
+
+    auth = httpx.BasicAuth(*credentials) if credentials else None
+    return deadline_client(timeout, auth=auth, proxy=_proxy_for(url, env))
+
+
+def _proxy_for(url: str, env: Mapping[str, str]) -> str | None:
+    """The proxy that `HTTP(S)_PROXY` / `ALL_PROXY` name for `url`, unless `NO_PROXY` covers it."""
+    from urllib.request import proxy_bypass_environment
+
+    def variable(name: str) -> str | None:
+        return env.get(name) or env.get(name.upper()) or None
+
+    parts = urlsplit(url)
+    no_proxy = variable("no_proxy")
+    if no_proxy and proxy_bypass_environment(parts.hostname or "", {"no": no_proxy}):
+        return None
+    return variable(f"{parts.scheme.lower()}_proxy") or variable("all_proxy")
+
+
+def read_question(text: str, stdin: IO[str] | None = None) -> str:
+    """The question as given: the argument itself, `-` for standard input, `@FILE` for a file
+    (`@@...` for a question that starts with @). Text that is not UTF-8 (an argument's bytes
+    arrive as surrogate escapes) and an empty question are ConfigErrors."""
+    if text == "-":
+        stream = stdin if stdin is not None else sys.stdin
+        buffer = getattr(stream, "buffer", None)
+        raw: bytes | str = buffer.read() if buffer is not None else stream.read()
+        return _question_text(raw, "the question on standard input")
+    if text.startswith("@@"):
+        return _question_text(text[1:], "the question")
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read the question file {str(path)!r}: {exc.strerror or exc}; to ask a "
+                "question that starts with @, write @@"
+            ) from None
+        return _question_text(raw, f"the question file {str(path)!r}")
+    return _question_text(text, "the question")
+
+
+def _question_text(raw: bytes | str, source: str) -> str:
+    from textreact.compare.suite import decode_utf8
+
+    if isinstance(raw, bytes):
+        text = decode_utf8(raw, source)
+    else:
+        text = raw
+        bad = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+        if bad is not None:
+            raise ConfigError(
+                f"{source} is not UTF-8 text (character {bad} is {text[bad]!r}, an undecodable "
+                "byte); set a UTF-8 locale, or pass it in a UTF-8 file with @FILE"
+            )
+    text = text.strip()
+    if not text:
+        raise ConfigError(f"{source} is empty: ask something")
+    return text
+
+
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
+    from textreact.compare.cli import check_writable
 
+    question = read_question(args.question)
+    if args.transcript is not None:
+        check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
     with open_model(args, env) as model:
         agent = Agent(model, max_steps=args.max_steps, lang=args.lang, on_event=live)
-        result = agent.run(args.question, transcript=args.transcript)
+        result = agent.run(question, transcript=args.transcript)
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        print(_json_text(result.to_dict(), sys.stdout))
     elif result.answer is not None:
         print(result.answer)
     if result.stop_reason == "interrupted":
@@ -230,7 +412,7 @@ def cmd_parse(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     # traceback, and what is printed can always be encoded.
     raw = sys.stdin.buffer.read() if args.file is None else args.file.read_bytes()
     text = raw.decode("utf-8", errors="replace")
-    print(json.dumps(step_to_dict(parse(text)), ensure_ascii=False, indent=2))
+    print(_json_text(step_to_dict(parse(text)), sys.stdout))
     return EXIT_OK
 
 
@@ -238,7 +420,8 @@ def cmd_prompt(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact import prompt
     from textreact.tools import builtin_tools
 
-    for message in prompt.opening_messages(args.question, builtin_tools(), lang=args.lang):
+    question = read_question(args.question)
+    for message in prompt.opening_messages(question, builtin_tools(), lang=args.lang):
         print(f"### {message['role']}\n{message['content']}\n")
     return EXIT_OK
 
@@ -273,10 +456,11 @@ def cmd_fuzz(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from textreact.compare import compare_command
+    from textreact.compare import compare_command, prepare_compare
 
+    plan = prepare_compare(args)  # usage errors before the model starts or any request
     with open_model(args, env) as model:
-        return compare_command(args, model)
+        return compare_command(args, model, plan=plan)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from textreact.compare.cli import add_compare_arguments, compare_command
+from textreact.compare.cli import add_compare_arguments, compare_command, prepare_compare
 
-__all__ = ["Report", "add_compare_arguments", "compare_command", "run_compare"]
+__all__ = ["Report", "add_compare_arguments", "compare_command", "prepare_compare", "run_compare"]
 
 
 def __getattr__(name: str) -> Any:

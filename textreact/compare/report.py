@@ -1,11 +1,15 @@
 """A comparison's outcomes -> summaries and their renderings: the terminal table, JSON, Markdown,
 a bar chart, and one transcript file per run.
 
-`summarise` is the one place the per-protocol figures are computed; every rendering reads it."""
+`summarise` is the one place the per-protocol figures are computed; every rendering reads it.
+Files are written whole or not at all (a temporary file, then a rename), so a report rewritten
+after every run and interrupted mid-write is still the last complete one; a lone surrogate in
+an answer is written as its escape, never a failed write."""
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -91,6 +95,7 @@ def _run_record(outcome: Outcome, item: Any) -> dict[str, Any]:
         "best_effort_correct": outcome.best_effort_correct,
         "answer": outcome.result.answer,
         "error": outcome.result.error,
+        "note": outcome.note,
         **{k: round(v, 4) if isinstance(v, float) else v for k, v in outcome.measures.items()},
     }
     if isinstance(item, Entry):
@@ -147,8 +152,12 @@ def _grid(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def _notes(report: Report) -> list[str]:
     notes = [f"{len(report.tasks)} tasks x {report.repeat} repeat(s), {report.seconds:.1f} s wall"]
+    planned = len(report.tasks) * len(report.protocols) * report.repeat
+    if len(report.outcomes) < planned:
+        notes.append(f"partial: {len(report.outcomes)} of {planned} runs finished")
     if "native" in report.protocols:
         notes.append("native: " + summarise(report, "native")["native_note"])
+    notes += [f"{o.task} ({o.protocol}): {o.note}" for o in report.outcomes if o.note]
     return notes
 
 
@@ -180,8 +189,8 @@ def markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chart(report: Report, path: str | Path) -> None:
-    """A PNG with two bar panels per protocol: success rate, and mean tokens per task."""
+def chart_backend() -> Any:
+    """matplotlib's pyplot on its file-only backend, or the install hint for the extra."""
     try:
         import matplotlib
 
@@ -189,6 +198,12 @@ def chart(report: Report, path: str | Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise MissingExtraError("--chart needs matplotlib: pip install 'textreact[chart]'") from exc
+    return plt
+
+
+def chart(report: Report, path: str | Path) -> None:
+    """A PNG with two bar panels per protocol: success rate, and mean tokens per task."""
+    plt = chart_backend()
     summaries = [summarise(report, p) for p in report.protocols]
     figure, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
     names = list(report.protocols)
@@ -211,20 +226,35 @@ def chart(report: Report, path: str | Path) -> None:
 
 def write_transcripts(report: Report, folder: str | Path) -> list[Path]:
     """One JSON file per run, `<task>.<protocol>.<repeat>.json`: the run, then the messages."""
+    tasks = {item.id: item for item in report.tasks}
+    return [write_transcript(o, tasks[o.task], folder) for o in report.outcomes]
+
+
+def write_transcript(outcome: Outcome, item: Any, folder: str | Path) -> Path:
+    """The transcript file of one run, written as soon as the run ends."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tasks = {item.id: item for item in report.tasks}
-    written = []
-    for outcome in report.outcomes:
-        data = {
-            **_run_record(outcome, tasks[outcome.task]),
-            "result": outcome.result.to_dict(),
-            "messages": outcome.result.messages,
-        }
-        path = folder / f"{_safe(outcome.task)}.{outcome.protocol}.{outcome.repeat}.json"
-        path.write_text(json.dumps(data, ensure_ascii=False, indent=1, default=str), "utf-8")
-        written.append(path)
-    return written
+    data = {
+        **_run_record(outcome, item),
+        "result": outcome.result.to_dict(),
+        "messages": outcome.result.messages,
+    }
+    path = folder / f"{_safe(outcome.task)}.{outcome.protocol}.{outcome.repeat}.json"
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=1, default=str))
+    return path
+
+
+def write_json(report: Report, path: str | Path) -> None:
+    """The `--json` document, replacing any earlier (partial) one whole."""
+    write_text(path, json.dumps(to_json(report), ensure_ascii=False, indent=1, default=str))
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """`text` into `path` whole or not at all; unencodable characters as backslash escapes."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.partial")
+    temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
+    os.replace(temporary, path)
 
 
 def _safe(name: str) -> str:
