@@ -76,8 +76,6 @@ def _from_function(
             "@tool cannot use a lambda: it has no name, docstring or type hints. Define it with "
             'def, e.g.\n    def add(a: int, b: int) -> int:\n        """Use to add two numbers."""'
         )
-    if inspect.iscoroutinefunction(fn):
-        raise ConfigError(f"{where}: async functions are not supported; wrap it in a def")
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as error:

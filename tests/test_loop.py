@@ -1,0 +1,409 @@
+"""The stop rules of the one loop, written once and run under every protocol (text, native)
+and both drivers (sync `run`, async `arun`): a mutation of any rule fails a test under each.
+
+Each test scripts the model in protocol-neutral moves (`call`, `answer`, `broken`, `cut`);
+`Script` turns them into what that protocol's model would send."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from textreact import Agent, ScriptedModel, tool
+from textreact.errors import ModelError
+from textreact.steps import Completion, Event, Result
+from textreact.transcript import read_transcript
+
+PROTOCOLS = ["text", "native"]
+DRIVERS = ["sync", "async"]
+
+
+class Move:
+    """One scripted reply, rendered per protocol."""
+
+    def __init__(self, kind: str, *args: Any) -> None:
+        self.kind, self.args = kind, args
+
+    def render(self, protocol: str) -> Completion | str:
+        kind, args = self.kind, self.args
+        if kind == "call":
+            name, arguments = args
+            if protocol == "native":
+                return ScriptedModel.calls((name, arguments))
+            body = json.dumps(arguments)
+            return f"Thought: I need {name}.\nAction: {name}\nAction Input: {body}"
+        if kind == "answer":
+            return args[0] if protocol == "native" else f"Thought: done.\nFinal Answer: {args[0]}"
+        if kind == "broken":  # a reply the protocol cannot read as a step
+            return "" if protocol == "native" else "Action: calculator"
+        if kind == "cut":  # cut off by the token limit
+            text = "The answer is probably" if protocol == "native" else "Thought: I will"
+            return Completion(text, "length")
+        if kind == "filtered":
+            return Completion("", "content_filter")
+        raise AssertionError(kind)
+
+
+def call(name: str, **arguments: Any) -> Move:
+    return Move("call", name, arguments)
+
+
+def answer(text: str) -> Move:
+    return Move("answer", text)
+
+
+BROKEN, CUT, FILTERED = Move("broken"), Move("cut"), Move("filtered")
+
+
+class Boom(ModelError):
+    pass
+
+
+class FailingModel(ScriptedModel):
+    """Replays its script, then fails like an unreachable server."""
+
+    def complete(self, messages: Sequence[Any], *, stop: Sequence[str] = (), **options: Any):
+        if not self.remaining:
+            self.requests.append([dict(m) for m in messages])
+            raise Boom("the model server is gone")
+        return super().complete(messages, stop=stop, **options)
+
+
+class AsyncScripted:
+    """An async model around a ScriptedModel, so the async driver awaits a real coroutine."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+
+    async def complete(self, messages: Sequence[Any], **options: Any) -> Completion:
+        await asyncio.sleep(0)
+        return self.inner.complete(messages, **options)
+
+
+def run(
+    protocol: str,
+    driver: str,
+    moves: Sequence[Move],
+    *,
+    model_class: type[ScriptedModel] = ScriptedModel,
+    question: str = "What is 6 * 7?",
+    **settings: Any,
+) -> tuple[Result, ScriptedModel]:
+    script = model_class([m.render(protocol) for m in moves])
+    model: Any = script if driver == "sync" else AsyncScripted(script)
+    agent = Agent(model, protocol=protocol, **settings)
+    result = agent.run(question) if driver == "sync" else asyncio.run(agent.arun(question))
+    return result, script
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def sent(script: ScriptedModel, request: int = -1) -> str:
+    """Everything the model was shown in one request, as one text."""
+    return "\n".join(text_of(m) for m in script.requests[request])
+
+
+both = pytest.mark.parametrize("protocol", PROTOCOLS)
+drivers = pytest.mark.parametrize("driver", DRIVERS)
+
+
+@both
+@drivers
+def test_a_final_answer_ends_the_run(protocol: str, driver: str) -> None:
+    result, script = run(protocol, driver, [answer("42")])
+    assert (result.answer, result.stop_reason, result.protocol) == ("42", "final_answer", protocol)
+    script.assert_exhausted()
+
+
+@both
+@drivers
+def test_a_call_runs_and_its_observation_goes_back(protocol: str, driver: str) -> None:
+    result, script = run(protocol, driver, [call("calculator", expression="6*7"), answer("42")])
+    assert result.stop_reason == "final_answer"
+    assert result.steps[0].tool == "calculator" and result.steps[0].observation == "42"
+    assert result.steps[0].input == {"expression": "6*7"}
+    assert "42" in text_of(script.requests[1][-1])
+
+
+@both
+@drivers
+def test_the_step_limit_asks_once_for_a_best_effort_answer(protocol: str, driver: str) -> None:
+    moves = [call("calculator", expression=f"{i}+1") for i in range(2)] + [answer("2")]
+    result, script = run(protocol, driver, moves, max_steps=2)
+    assert result.stop_reason == "max_steps"
+    assert result.best_effort and result.answer == "2"
+    assert result.steps[-1].note == "best_effort"
+    assert "Do not call any more tools" in text_of(script.requests[-1][-1])
+    assert len(script.requests) == 3
+
+
+@both
+@drivers
+def test_without_best_effort_the_step_limit_ends_at_once(protocol: str, driver: str) -> None:
+    moves = [call("calculator", expression=f"{i}+1") for i in range(2)]
+    result, script = run(protocol, driver, moves, max_steps=2, best_effort=False)
+    assert (result.stop_reason, result.answer, result.best_effort) == ("max_steps", None, False)
+    assert len(script.requests) == 2
+
+
+@both
+@drivers
+def test_a_best_effort_reply_that_still_calls_a_tool_is_no_answer(protocol: str, driver: str):
+    moves = [call("calculator", expression="1+1"), call("calculator", expression="2+2")]
+    result, _ = run(protocol, driver, moves, max_steps=1)
+    assert result.stop_reason == "max_steps"
+    assert result.answer is None and not result.best_effort
+    assert result.steps[-1].note == "best_effort" and result.steps[-1].tool is None
+    assert result.steps[-1].result is None  # its call never ran
+
+
+@both
+@drivers
+def test_format_errors_in_a_row_end_the_run(protocol: str, driver: str) -> None:
+    result, script = run(protocol, driver, [BROKEN, BROKEN, BROKEN], max_format_errors=3)
+    assert result.stop_reason == "format_errors"
+    assert len(script.requests) == 3
+    assert all(t.is_error for t in result.steps)
+
+
+@both
+@drivers
+def test_an_action_resets_the_format_error_count(protocol: str, driver: str) -> None:
+    moves = [BROKEN, call("calculator", expression="1+1"), BROKEN, answer("2")]
+    result, _ = run(protocol, driver, moves, max_format_errors=2)
+    assert (result.stop_reason, result.answer) == ("final_answer", "2")
+
+
+@both
+@drivers
+def test_a_second_format_error_in_a_row_is_answered_differently(protocol: str, driver: str):
+    result, _ = run(protocol, driver, [BROKEN, BROKEN, answer("x")])
+    first, second = result.steps[0].observation, result.steps[1].observation
+    assert first and second
+    if protocol == "text":  # the rules restated, not the same hint again
+        assert first != second
+
+
+@both
+@drivers
+def test_two_cut_off_replies_in_a_row_end_the_run(protocol: str, driver: str) -> None:
+    result, script = run(protocol, driver, [CUT, CUT])
+    assert result.stop_reason == "truncated"
+    assert [t.note for t in result.steps] == ["truncated", "truncated"]
+    assert result.answer is None
+
+
+@both
+@drivers
+def test_a_cut_off_reply_is_re_asked_shorter(protocol: str, driver: str) -> None:
+    result, script = run(protocol, driver, [CUT, answer("42")])
+    assert (result.stop_reason, result.answer) == ("final_answer", "42")
+    assert "cut off" in text_of(script.requests[1][-1])
+
+
+@both
+@drivers
+def test_an_action_resets_the_truncation_count(protocol: str, driver: str) -> None:
+    moves = [CUT, call("calculator", expression="1+1"), CUT, answer("2")]
+    result, _ = run(protocol, driver, moves)
+    assert result.stop_reason == "final_answer"
+
+
+@both
+@drivers
+def test_a_format_error_resets_the_truncation_count(protocol: str, driver: str) -> None:
+    result, _ = run(protocol, driver, [CUT, BROKEN, CUT, answer("2")])
+    assert result.stop_reason == "final_answer"
+
+
+@both
+@drivers
+def test_a_repeated_call_is_answered_from_the_first_result(protocol: str, driver: str) -> None:
+    runs: list[str] = []
+
+    @tool
+    def count(item: str) -> str:
+        """Use this to count an item."""
+        runs.append(item)
+        return f"{item}: 3"
+
+    moves = [call("count", item="apples"), call("count", item="apples"), answer("3")]
+    result, script = run(protocol, driver, moves, tools=[count])
+    assert runs == ["apples"]
+    assert result.steps[1].note == "repeated_call"
+    assert "apples: 3" in result.steps[1].observation
+
+
+@both
+@drivers
+def test_repeating_twice_in_a_row_is_told_to_answer(protocol: str, driver: str) -> None:
+    moves = [call("calculator", expression="1+1")] * 3 + [answer("2")]
+    result, _ = run(protocol, driver, moves)
+    assert [t.note for t in result.steps[:3]] == [None, "repeated_call", "repeated_call"]
+    assert result.steps[1].observation != result.steps[2].observation
+    assert "Final Answer" in result.steps[2].observation or "answer" in result.steps[2].observation
+
+
+@both
+@drivers
+def test_a_model_error_ends_the_run_with_its_message(protocol: str, driver: str) -> None:
+    result, _ = run(protocol, driver, [], model_class=FailingModel)
+    assert (result.stop_reason, result.error) == ("model_error", "the model server is gone")
+
+
+@both
+@drivers
+def test_a_model_error_at_best_effort_keeps_max_steps(protocol: str, driver: str) -> None:
+    moves = [call("calculator", expression="1+1")]
+    result, _ = run(protocol, driver, moves, model_class=FailingModel, max_steps=1)
+    assert result.stop_reason == "max_steps"
+    assert result.error == "the model server is gone"
+
+
+@both
+@drivers
+def test_a_content_filter_stop_is_a_model_error_that_names_it(protocol: str, driver: str):
+    result, _ = run(protocol, driver, [FILTERED])
+    assert result.stop_reason == "model_error"
+    assert "content filter" in (result.error or "")
+
+
+@both
+@drivers
+def test_before_call_can_veto_a_call(protocol: str, driver: str) -> None:
+    seen: list[tuple[str, dict]] = []
+
+    def guard(name: str, arguments: dict) -> str | None:
+        seen.append((name, arguments))
+        return "Refused: no arithmetic today." if name == "calculator" else None
+
+    moves = [call("Calculator", expression="2*3"), answer("no")]
+    result, script = run(protocol, driver, moves, before_call=guard)
+    assert seen == [("calculator", {"expression": "2*3"})]  # resolved and validated first
+    turn = result.steps[0]
+    assert turn.note == "vetoed" and turn.observation.endswith("Refused: no arithmetic today.")
+    assert "6" not in (turn.observation or "")
+    assert "Refused: no arithmetic today." in sent(script, 1)
+
+
+@both
+@drivers
+def test_an_unknown_tool_is_an_error_observation(protocol: str, driver: str) -> None:
+    result, _ = run(protocol, driver, [call("calculater", expression="1"), answer("1")])
+    turn = result.steps[0]
+    assert turn.is_error and "calculator" in turn.observation
+
+
+@both
+def test_events_and_the_transcript_follow_every_protocol(protocol: str, tmp_path) -> None:
+    events: list[Event] = []
+    moves = [call("calculator", expression="6*7"), answer("42")]
+    script = ScriptedModel([m.render(protocol) for m in moves])
+    agent = Agent(script, protocol=protocol, on_event=events.append)
+    result = agent.run("What is 6 * 7?", transcript=tmp_path / "t.jsonl")
+    assert [e.kind for e in events] == ["request", "turn", "request", "turn", "finish"]
+    assert events[-1].result is result
+    records = read_transcript(tmp_path / "t.jsonl")
+    assert [r["type"] for r in records] == ["start", "step", "step", "stop"]
+    assert records[0]["protocol"] == protocol and records[1]["tool"] == "calculator"
+
+
+@both
+def test_iter_yields_each_turn_as_it_happens(protocol: str) -> None:
+    moves = [call("calculator", expression="6*7"), answer("42")]
+    script = ScriptedModel([m.render(protocol) for m in moves])
+    turns = Agent(script, protocol=protocol).iter("What is 6 * 7?")
+    first = next(turns)
+    assert first.tool == "calculator" and len(script.requests) == 1  # nothing asked ahead
+    assert next(turns).step.kind == "final"
+    with pytest.raises(StopIteration) as end:
+        next(turns)
+    assert end.value.value.answer == "42"
+
+
+@both
+def test_aiter_yields_turns_only(protocol: str) -> None:
+    moves = [call("calculator", expression="6*7"), answer("42")]
+    script = ScriptedModel([m.render(protocol) for m in moves])
+
+    async def collect() -> list[Any]:
+        return [t async for t in Agent(script, protocol=protocol).aiter("What is 6 * 7?")]
+
+    turns = asyncio.run(collect())
+    assert [t.index for t in turns] == [1, 2]
+
+
+@both
+def test_chinese_notes_for_every_protocol(protocol: str) -> None:
+    result, _ = run(protocol, "sync", [CUT, answer("42")], lang="zh")
+    assert "截断" in (result.steps[0].observation or "")
+
+
+@both
+@drivers
+def test_an_interrupt_ends_the_run_as_interrupted(protocol: str, driver: str) -> None:
+    class Interrupting(ScriptedModel):
+        def complete(self, messages: Sequence[Any], **options: Any):
+            if len(self.requests) == 1:
+                raise KeyboardInterrupt
+            return super().complete(messages, **options)
+
+    moves = [call("calculator", expression="1+1"), answer("2")]
+    result, _ = run(protocol, driver, moves, model_class=Interrupting)
+    assert result.stop_reason == "interrupted" and len(result.steps) == 1
+
+
+@drivers
+def test_async_tools_run_in_both_drivers(driver: str) -> None:
+    @tool
+    async def slow_double(n: int) -> int:
+        """Use this to double a number."""
+        await asyncio.sleep(0)
+        return 2 * n
+
+    result, _ = run("text", driver, [call("slow_double", n=21), answer("42")], tools=[slow_double])
+    assert result.steps[0].observation == "42"
+
+
+@drivers
+def test_a_result_whose_str_hangs_is_bounded_by_the_tool_timeout(driver: str) -> None:
+    import threading
+
+    release = threading.Event()
+
+    class Hangs:
+        def __str__(self) -> str:
+            release.wait(30)
+            return "never"
+
+    @tool(timeout=0.2)
+    def hang():  # no return hint: the class is local to the test
+        """Use this to wait."""
+        return Hangs()
+
+    try:
+        result, _ = run("text", driver, [call("hang"), answer("gave up")], tools=[hang])
+    finally:
+        release.set()
+    turn = result.steps[0]
+    assert turn.result.error_kind == "timeout" and turn.is_error
+    assert result.answer == "gave up"
+
+
+def test_32_concurrent_async_runs_share_one_event_loop() -> None:
+    async def many() -> list[Result]:
+        agents = []
+        for i in range(32):
+            script = ScriptedModel([f"Final Answer: {i}"])
+            agents.append(Agent(AsyncScripted(script), protocol="text"))
+        return await asyncio.gather(*(a.arun(f"q{i}") for i, a in enumerate(agents)))
+
+    results = asyncio.run(many())
+    assert [r.answer for r in results] == [str(i) for i in range(32)]
