@@ -1,0 +1,88 @@
+"""Tools -> the grammar of one ReAct step: a bounded Thought line, then either one Action whose
+Action Input fits that tool's own schema, or a Final Answer.
+
+The keywords come from `textreact.grammar`, so the grammar, the prompt and the parser share one
+spelling per language. The Thought may hold no colon and no line break: with neither, it can
+never contain something the parser reads as a keyword (`… Final Answer: 5` inside a thought
+would otherwise end the run before the action the grammar forced). The Final Answer is free
+text; the Action Input is one line of compact JSON, after which the grammar is complete and
+llama.cpp ends the reply by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from textreact import grammar
+from textreact.constrain.gbnf import MAX_ITEMS, MAX_STRING, Rules, literal
+from textreact.errors import ConfigError
+from textreact.tools.tool import Tool
+
+#: Characters of the Thought line.
+MAX_THOUGHT: Final = 300
+#: OpenAI's meanings: either branch, an action only, a final answer only; or a tool's name.
+TOOL_CHOICES: Final = ("auto", "required", "none")
+
+
+def tools_grammar(
+    tools: Sequence[Tool],
+    *,
+    tool_choice: str = "auto",
+    lang: str = "en",
+    max_thought: int = MAX_THOUGHT,
+    max_string: int = MAX_STRING,
+    max_items: int = MAX_ITEMS,
+) -> str:
+    """The GBNF grammar of one step with `tools`: `Thought: …` on one line, then
+    `Action: <name>` + `Action Input: <JSON fitting that tool's parameters>`, or
+    `Final Answer: …`, as `tool_choice` allows (`auto`, `required`, `none`, or one tool's name)."""
+    if lang not in grammar.LANGUAGES:
+        raise ConfigError(f"lang must be one of {', '.join(grammar.LANGUAGES)}, not {lang!r}")
+    if max_thought < 1:
+        raise ConfigError(f"max_thought must be >= 1 character, got {max_thought}")
+    chosen = _chosen(tools, tool_choice)
+    rules = Rules(max_string=max_string, max_items=max_items)
+    branches = []
+    if chosen:
+        heading = literal(f"\n{grammar.label(grammar.ACTION_INPUT, lang)} ")
+        calls = [
+            rules.add(
+                f"call-{tool.name}",
+                f"{literal(tool.name)} {heading} "
+                + rules.value(tool.parameters, tool.parameters, f"{tool.name}-input"),
+            )
+            for tool in chosen
+        ]
+        label = literal(grammar.label(grammar.ACTION, lang) + " ")
+        branches.append(rules.add("action", f"{label} ({' | '.join(calls)})"))
+    if tool_choice in ("auto", "none"):
+        label = literal(grammar.label(grammar.FINAL_ANSWER, lang) + " ")
+        branches.append(rules.add("final", rf"{label} [^ \t\r\n] [^\x00]*"))
+    # No colon of either language and no line break: see the module's docstring.
+    colons = "".join(dict.fromkeys(grammar.COLONS.values()))
+    label = literal(grammar.label(grammar.THOUGHT, lang) + " ")
+    thought = rules.add("thought", rf"{label} [^{colons}\r\n]{{1,{max_thought}}}")
+    return rules.text(f'{thought} "\\n" ({" | ".join(branches)})')
+
+
+def _chosen(tools: Sequence[Tool], tool_choice: str) -> list[Tool]:
+    """The tools the action branch offers under `tool_choice`; misuse is a ConfigError."""
+    names = [t.name for t in tools]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"tool names must be unique for a grammar; given twice: {twice}")
+    if not isinstance(tool_choice, str) or (
+        tool_choice not in TOOL_CHOICES and tool_choice not in names
+    ):
+        raise ConfigError(
+            f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
+            f"({', '.join(names) or 'no tools given'}), not {tool_choice!r}"
+        )
+    if tool_choice == "required" and not tools:
+        raise ConfigError('tool_choice="required" needs at least one tool; none were given')
+    if tool_choice == "none":
+        return []
+    if tool_choice in TOOL_CHOICES:
+        return list(tools)
+    return [t for t in tools if t.name == tool_choice]
