@@ -186,3 +186,205 @@ def test_a_model_failure_at_the_best_effort_request_is_reported(capsys):
         code = main(argv)
     assert code == EXIT_NO_ANSWER
     assert "boom" in capsys.readouterr().err
+
+
+# --- what is printed can always be printed -------------------------------------------------
+
+
+def _run_answering(answer: str, *argv: str) -> int:
+    with FakeServer([Reply(body=chat_completion(f"Final Answer: {answer}"))]) as server:
+        return main(["run", "q", "--base-url", server.base_url, "--model", "m", *argv])
+
+
+def test_a_lone_surrogate_in_the_answer_is_printed_escaped(capsys) -> None:
+    assert _run_answering("caf\ud800 ok") == EXIT_OK
+    out, err = capsys.readouterr()
+    assert out.strip() == "caf\\ud800 ok"
+    assert "caf\\ud800 ok" in err  # the live view on stderr too
+
+
+def test_a_lone_surrogate_keeps_json_valid_and_round_trips(capsys) -> None:
+    assert _run_answering("x\udcff y 台北", "--json") == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["answer"] == "x\udcff y 台北"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_an_ascii_only_stdout_gets_escapes_not_a_crash(monkeypatch, capsys, json_flag) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = _run_answering("café 台北", *json_flag)
+    sys.stdout.flush()
+    text = raw.getvalue().decode("ascii")
+    assert code == EXIT_OK
+    if json_flag:
+        assert json.loads(text)["answer"] == "café 台北"
+    else:
+        assert text.strip() == "caf\\xe9 \\u53f0\\u5317"
+
+
+def test_parse_output_stays_valid_json_with_a_surrogate(capsys, tmp_path) -> None:
+    path = tmp_path / "c.txt"
+    path.write_text("Final Answer: \ud83d alone", encoding="utf-8", errors="surrogatepass")
+    assert main(["parse", str(path)]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["kind"] == "final"
+
+
+# --- bad input is one line, exit 2, and nothing is sent ------------------------------------
+
+
+def _refused(capsys, argv: list[str], env: dict[str, str] | None = None, monkeypatch=None):
+    """Run `argv` against a server that has no replies; the error line, after checking that
+    nothing was sent and that it is one line without a traceback."""
+    with FakeServer() as server:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value.replace("SERVER", server.base_url))
+        argv = [a.replace("SERVER", server.base_url) for a in argv]
+        code = main(argv)
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert server.requests == []
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-2", "soon"])
+def test_a_timeout_that_is_not_a_finite_positive_number_is_a_usage_error(capsys, value):
+    argv = ["run", "q", "--base-url", "SERVER", "--model", "m", "--timeout", value]
+    assert "--timeout" in _refused(capsys, argv)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "localhost:11434/v1",  # no scheme
+        "127.0.0.1:8080",
+        "ftp://127.0.0.1/v1",
+        "http://",  # no host
+        "http://local host/v1",  # a space
+        " http://127.0.0.1:8080/v1",
+        "http://127.0.0.1:99999/v1",  # port out of range
+        "http://127.0.0.1:0/v1",
+        "http://127.0.0.1:port/v1",
+        "http://[::1/v1",  # a broken IPv6 host
+        "http://127.0.0.1:8080/v1\n",
+        "http://caf\udce9.example/v1",  # bytes that were not UTF-8
+    ],
+)
+def test_a_malformed_base_url_is_a_usage_error(capsys, url: str) -> None:
+    err = _refused(capsys, ["run", "q", "--base-url", url, "--model", "m"])
+    assert "--base-url" in err and "http" in err
+
+
+def test_a_malformed_base_url_from_the_environment_names_the_variable(capsys, monkeypatch):
+    err = _refused(
+        capsys, ["run", "q", "--model", "m"], {"OPENAI_BASE_URL": "localhost:1/v1"}, monkeypatch
+    )
+    assert "OPENAI_BASE_URL" in err
+
+
+@pytest.mark.parametrize("question", ["caf\udce9", "\udcff\udcfe", "ok \udc80 then"])
+def test_a_question_that_is_not_utf8_is_a_usage_error(capsys, question: str) -> None:
+    err = _refused(capsys, ["run", question, "--base-url", "SERVER", "--model", "m"])
+    assert "UTF-8" in err
+
+
+@pytest.mark.parametrize("question", ["", "   \n"])
+def test_an_empty_question_is_a_usage_error(capsys, question: str) -> None:
+    assert "empty" in _refused(capsys, ["run", question, "--base-url", "SERVER", "--model", "m"])
+
+
+def test_an_unwritable_transcript_is_refused_before_any_request(capsys, tmp_path) -> None:
+    argv = ["run", "q", "--base-url", "SERVER", "--model", "m", "--transcript", str(tmp_path)]
+    assert "folder" in _refused(capsys, argv)
+
+
+def test_argparse_errors_are_one_line_too(capsys) -> None:
+    assert main(["run", "q", "--max-steps", "many"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--max-steps" in err and "--help" in err
+
+
+# --- a question from standard input or a file ----------------------------------------------
+
+
+def _asked(argv_question: str, monkeypatch=None, stdin: bytes | None = None) -> str:
+    """The question the server was sent (the last user message of the first request)."""
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    with FakeServer([Reply(body=chat_completion("Final Answer: ok"))]) as server:
+        code = main(["run", argv_question, "--base-url", server.base_url, "--model", "m"])
+    assert code == EXIT_OK
+    return server.posts[0].body["messages"][-1]["content"]
+
+
+def test_a_dash_reads_the_question_from_stdin(capsys, monkeypatch) -> None:
+    long = "How much is " + " + ".join(["1"] * 60_000) + "?"  # ~240 KB, past one argument
+    assert _asked("-", monkeypatch, long.encode() + b"\n") == long
+
+
+def test_an_at_file_reads_the_question_from_a_file(capsys, tmp_path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_text("\ufeff台北的人口是多少？\n", encoding="utf-8")  # a BOM is dropped
+    assert _asked(f"@{path}") == "台北的人口是多少？"
+
+
+def test_a_double_at_is_a_literal_at(capsys) -> None:
+    assert _asked("@@alice what is 2+2?") == "@alice what is 2+2?"
+
+
+def test_a_missing_question_file_says_how_to_ask_with_an_at(capsys, tmp_path) -> None:
+    argv = ["run", f"@{tmp_path / 'nope.txt'}", "--base-url", "SERVER", "--model", "m"]
+    err = _refused(capsys, argv)
+    assert "nope.txt" in err and "@@" in err
+
+
+@pytest.mark.parametrize("raw", [b"caf\xe9?", b"\xff\xfe", b""])
+def test_stdin_that_is_not_utf8_or_empty_is_a_usage_error(capsys, monkeypatch, raw) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    err = _refused(capsys, ["run", "-", "--base-url", "SERVER", "--model", "m"])
+    assert "standard input" in err
+
+
+def test_a_question_file_that_is_not_utf8_names_the_byte(capsys, tmp_path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"What is \x80?")
+    err = _refused(capsys, ["run", f"@{path}", "--base-url", "SERVER", "--model", "m"])
+    assert "0x80" in err and "offset 8" in err
+
+
+def test_help_says_how_to_pass_a_long_question(capsys) -> None:
+    assert main(["run", "--help"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "standard input" in out and "@FILE" in out
+
+
+# --- the environment's proxy, the documented exit codes --------------------------------------
+
+
+def test_the_environments_proxy_is_used_and_no_proxy_respected(capsys, monkeypatch) -> None:
+    with FakeServer([Reply(body=chat_completion("Final Answer: via proxy"))]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        code = main(["run", "q", "--base-url", "http://api.example.invalid/v1", "--model", "m"])
+    assert code == EXIT_OK and capsys.readouterr().out.strip() == "via proxy"
+    assert proxy.posts[0].path == "http://api.example.invalid/v1/chat/completions"
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert _run_answering("direct") == EXIT_OK
+
+
+def test_the_readme_documents_the_exit_codes_the_cli_returns() -> None:
+    from pathlib import Path
+
+    from textreact import cli
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    line = next(chunk for chunk in readme.split("\n\n") if chunk.startswith("Exit codes:"))
+    for code, meaning in [
+        (cli.EXIT_OK, "answer"),
+        (cli.EXIT_NO_ANSWER, "without an answer"),
+        (cli.EXIT_USAGE, "usage"),
+        (cli.EXIT_MODEL, "model"),
+        (cli.EXIT_INTERRUPTED, "interrupted"),
+    ]:
+        assert f"`{code}` " in line and meaning in line.split(f"`{code}` ")[1].split("`")[0]
