@@ -19,6 +19,35 @@ def test_all_is_sorted_and_every_name_resolves():
         assert getattr(textreact, name) is not None, name
 
 
+def test_all_is_complete_and_leaks_nothing_private():
+    """As httpx checks its own: every public name the package module defines or loads lazily
+    is in __all__, and nothing in __all__ is private or a submodule."""
+    import types
+
+    for name in textreact.__all__:
+        assert not name.startswith("_"), name
+        assert not isinstance(getattr(textreact, name), types.ModuleType), name
+    defined = {
+        name
+        for name, value in vars(textreact).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and name not in ("annotations", "import_module", "TYPE_CHECKING")
+    }
+    lazy = set(textreact._LAZY)
+    assert defined | lazy <= set(textreact.__all__)
+    assert set(textreact.__all__) <= defined | lazy
+
+
+def test_what_a_user_writes_first_is_exported():
+    first_lines = {
+        "Agent", "Result", "Turn", "StopReason", "tool", "Tool", "parse", "OpenAICompatModel",
+        "AsyncOpenAICompatModel", "ChatModel", "ScriptedModel", "TextProtocol",
+        "NativeProtocol", "ModelError", "ConfigError", "ToolArgumentError",
+    }  # fmt: skip
+    assert first_lines <= set(textreact.__all__)
+
+
 def test_import_is_light():
     code = (
         "import sys, textreact; heavy = [m for m in ('openai', 'pydantic', 'hypothesis', 'httpx')"

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING
 from textreact.errors import (
     CalculatorError,
     ConfigError,
+    MissingExtraError,
     ModelError,
+    NativeToolsUnsupportedError,
+    ScriptExhaustedError,
     TextReactError,
     ToolArgumentError,
     ToolError,
@@ -22,28 +25,48 @@ from textreact.parser import parse
 from textreact.steps import (
     Action,
     Completion,
+    Event,
     FinalAnswer,
     FormatError,
+    Request,
+    Result,
     Step,
+    StopReason,
+    ToolCall,
     ToolResult,
     Turn,
     Usage,
 )
 
 if TYPE_CHECKING:
-    from textreact.agent import Agent, Event, Result
+    from textreact.agent import Agent, NativeAgent
     from textreact.memory import MemoryConfig
+    from textreact.models import AsyncChatModel, ChatModel
+    from textreact.models.anthropic import AnthropicModel, AsyncAnthropicModel
+    from textreact.models.openai_compat import AsyncOpenAICompatModel, OpenAICompatModel
     from textreact.models.scripted import ScriptedModel
+    from textreact.protocols import Protocol
+    from textreact.protocols.native import NativeProtocol
+    from textreact.protocols.text import TextProtocol
     from textreact.tools import Tool, ToolBox, builtin_tools, tool
 
 __version__ = "0.1.0"
 
+#: Names whose modules pull in the SDKs or pydantic: loaded on first use.
 _LAZY = {
     "Agent": "textreact.agent",
-    "Event": "textreact.agent",
-    "Result": "textreact.agent",
+    "AnthropicModel": "textreact.models.anthropic",
+    "AsyncAnthropicModel": "textreact.models.anthropic",
+    "AsyncChatModel": "textreact.models",
+    "AsyncOpenAICompatModel": "textreact.models.openai_compat",
+    "ChatModel": "textreact.models",
     "MemoryConfig": "textreact.memory",
+    "NativeAgent": "textreact.agent",
+    "NativeProtocol": "textreact.protocols.native",
+    "OpenAICompatModel": "textreact.models.openai_compat",
+    "Protocol": "textreact.protocols",
     "ScriptedModel": "textreact.models.scripted",
+    "TextProtocol": "textreact.protocols.text",
     "Tool": "textreact.tools",
     "ToolBox": "textreact.tools",
     "builtin_tools": "textreact.tools",
@@ -53,21 +76,37 @@ _LAZY = {
 __all__ = [
     "Action",
     "Agent",
+    "AnthropicModel",
+    "AsyncAnthropicModel",
+    "AsyncChatModel",
+    "AsyncOpenAICompatModel",
     "CalculatorError",
+    "ChatModel",
     "Completion",
     "ConfigError",
     "Event",
     "FinalAnswer",
     "FormatError",
     "MemoryConfig",
+    "MissingExtraError",
     "ModelError",
+    "NativeAgent",
+    "NativeProtocol",
+    "NativeToolsUnsupportedError",
+    "OpenAICompatModel",
+    "Protocol",
+    "Request",
     "Result",
+    "ScriptExhaustedError",
     "ScriptedModel",
     "Step",
+    "StopReason",
+    "TextProtocol",
     "TextReactError",
     "Tool",
     "ToolArgumentError",
     "ToolBox",
+    "ToolCall",
     "ToolError",
     "ToolResult",
     "Turn",
@@ -85,3 +124,7 @@ def __getattr__(name: str) -> object:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'textreact' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
