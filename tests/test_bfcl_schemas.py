@@ -120,3 +120,47 @@ def test_ground_truth_with_values_as_strings_is_coerced_back(cases) -> None:
         assert set(repairs) <= {"string_to_integer", "string_to_number", "string_to_boolean"}
         coerced += 1
     assert coerced > 300
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_every_example_shows_schema_values_or_a_named_placeholder() -> None:
+    """No `"text"` a model copies as data: each string of each example is the schema's own
+    (enum, default, a value its description gives) or the parameter's name in angle brackets."""
+    from_schema = 0
+    for function in _functions():
+        tool = _tool(function)
+        schema_text = json.dumps(tool.parameters, ensure_ascii=False)
+        for value in _strings(dict(tool.example)):
+            assert value != "text", tool.name
+            if value.startswith("<") and value.endswith(">"):
+                continue
+            assert value in schema_text or value in _FORMAT_VALUES, (tool.name, value)
+            from_schema += 1
+    assert from_schema > 150
+
+
+_FORMAT_VALUES = ("2024-01-31", "2024-01-31T12:00:00Z")
+
+
+def test_every_example_is_a_call_its_own_grammar_allows() -> None:
+    """Offline, with the recogniser; the server's own acceptance is in test_constrain."""
+    from textreact.constrain import matches, tools_grammar
+    from textreact.grammar import render_step
+    from textreact.steps import Action
+
+    for function in _functions():
+        tool = _tool(function)
+        text = tools_grammar([tool], tool_choice="required")
+        step = render_step(Action(tool=tool.name, input=dict(tool.example), thought="Call it."))
+        assert matches(text, step), (tool.name, step)
+        wrong = render_step(Action(tool=tool.name, input={"not_a_parameter": 1}, thought="x"))
+        assert not matches(text, wrong), tool.name

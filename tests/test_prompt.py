@@ -9,7 +9,7 @@ import pytest
 from textreact import grammar, prompt, templates, tool
 from textreact.errors import ConfigError
 from textreact.parser import parse
-from textreact.tools import builtin_tools
+from textreact.tools import Tool, builtin_tools
 
 
 def section(text: str, name: str) -> str:
@@ -106,3 +106,106 @@ def test_every_engine_note_renders_in_every_language(lang):
     assert grammar.label(grammar.FINAL_ANSWER, lang) in templates.note("best_effort", lang, **slots)
     with pytest.raises(ConfigError, match="no section '## nope'"):
         templates.note("nope", lang)
+
+
+# tool rendering: example values from the schema itself, never a placeholder a model copies
+
+
+def _example_of(name: str, spec: dict) -> object:
+    schema = {"type": "object", "properties": {name: spec}, "required": [name]}
+    return Tool.from_schema("t", "Use it.", schema).example[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "expected"),
+    [
+        ("city", {"type": "string", "examples": ["Paris"], "default": "Rome"}, "Paris"),
+        ("units", {"type": "string", "default": "metric"}, "metric"),
+        ("level", {"enum": ["low", "high"]}, "low"),
+        ("flag", {"const": "on"}, "on"),
+        (
+            "city",
+            {"type": "string", "description": "The city, e.g. 'San Francisco, CA'."},
+            "San Francisco, CA",
+        ),
+        ("city", {"type": "string", "description": "The city, for instance Boston, MA"}, "Boston"),
+        ("count", {"type": "integer", "description": "How many, e.g. 42"}, 42),
+        ("rate", {"type": "number", "description": "The rate. Default is 0.05."}, 0.05),
+        (
+            "tags",
+            {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Tags, e.g. ['red', 'blue']",
+            },
+            ["red", "blue"],
+        ),
+        (
+            "food",
+            {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Diet, e.g. vegan, gluten-free.",
+            },
+            ["vegan"],
+        ),
+        ("count", {"type": "integer", "description": "e.g. 'many'"}, 1),  # does not fit: skipped
+        ("mail", {"type": "string", "format": "email"}, "name@example.com"),
+        ("day", {"type": "string", "format": "date"}, "2024-01-31"),
+        ("player_name", {"type": "string"}, "<player name>"),
+        ("code", {"type": "string", "maxLength": 3}, "x"),  # "<code>" is too long to fit
+        ("repos", {"type": "array", "items": {"type": "string"}}, ["<repos>"]),
+        ("size", {"type": "integer", "minimum": 10}, 10),
+        ("share", {"type": "number"}, 0.5),
+        ("share", {"type": "number", "minimum": 2, "maximum": 3}, 2),
+        ("on", {"type": "boolean"}, True),
+        ("limit", {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 5}]}, 5),
+        (
+            "point",
+            {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "label": {"type": "string"}},
+                "required": ["label"],
+            },
+            {"label": "<label>"},
+        ),
+    ],
+)
+def test_example_values_come_from_the_schema_itself(name, spec, expected):
+    assert _example_of(name, spec) == expected
+
+
+def test_no_rendering_shows_a_placeholder_the_model_could_copy_as_data():
+    specs = [{"type": "string"}, {"type": "array", "items": {"type": "string"}}, {}]
+    for spec in specs:
+        text = Tool.from_schema("t", "Use it.", {"properties": {"query": spec}}).text_spec()
+        assert '"text"' not in text
+        assert '"<query>"' in text.splitlines()[-1], text  # the example line
+
+
+def test_optional_and_nullable_types_are_named_right():
+    @tool
+    def find(city: str, limit: float | None = None, tags: list[str] | None = None) -> str:
+        """Use this to find places in a city."""
+        return ""
+
+    lines = find.text_spec().splitlines()
+    assert "  city (string, required)" in lines
+    assert "  limit (number or null, optional)" in lines
+    assert "  tags (array of string or null, optional)" in lines
+    labels = {
+        "a": {"type": ["string", "null"]},
+        "b": {"type": "integer", "nullable": True},
+        "c": {"anyOf": [{"type": "null"}, {"type": "boolean"}]},
+        "d": {},
+        "e": {"const": "x"},
+    }
+    text = Tool.from_schema("t", "Use it.", {"properties": labels}).text_spec()
+    for line in (
+        "a (string or null",
+        "b (integer or null",
+        "c (boolean or null",
+        "d (any",
+        'e ("x"',
+    ):
+        assert f"  {line}, optional)" in text, text
