@@ -114,6 +114,11 @@ def error_body(message: str, *, type: str = "invalid_request_error", param: str 
     return {"error": {"message": message, "type": type, "param": param, "code": None}}
 
 
+class _Server(ThreadingHTTPServer):
+    #: Room for many clients connecting at once (the default backlog of 5 resets the rest).
+    request_queue_size = 128
+
+
 class FakeServer:
     """A threaded HTTP server on 127.0.0.1 at a free port; use it as a context manager.
 
@@ -130,7 +135,7 @@ class FakeServer:
         self.unscripted = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
