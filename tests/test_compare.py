@@ -13,14 +13,17 @@ from pathlib import Path
 import pytest
 from fakeserver import FakeServer, Reply, chat_completion, error_body
 
+from textreact.cli import EXIT_USAGE, main
 from textreact.compare import add_compare_arguments, compare_command, report
 from textreact.compare.runner import run_compare
 from textreact.compare.suite import (
     Task,
     builtin_suite,
     is_correct,
+    load_suite,
     numbers_in,
     parse_suite,
+    score,
     select,
 )
 from textreact.errors import ConfigError, MissingExtraError
@@ -232,3 +235,238 @@ def test_a_slice_of_the_suite_on_the_embedded_model() -> None:
         assert summary["runs"] == 2 and 0.0 <= summary["success_rate"] <= 1.0
     # SmolLM2's chat template has no tool support: llama.cpp accepts tools= and ignores them
     assert report.summarise(result, "native")["native_support"] in {"ignored", "as_text"}
+
+
+# --- a failing run is a row; runaway patterns are bounded -----------------------------------
+
+
+class _RaisesFirst:
+    """A model whose first reply raises an error no loop expects; later replies answer 391."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages, *, stop=(), **options):
+        from textreact.steps import Completion
+
+        self.calls += 1
+        if self.calls == 1:
+            raise TypeError("a reply of a shape nobody expected")
+        return Completion("Final Answer: 391")
+
+
+def test_a_run_that_raises_is_a_failed_row_and_the_others_go_on() -> None:
+    other = Task("again", "What is 17 * 23 again?", answer=391)
+    result = run_compare(_RaisesFirst(), [TASK, other], protocols=["text"])
+    first, second = result.outcomes
+    assert not first.success and "TypeError" in first.note and first.result.error
+    assert first.measures["stop_reason"] == "model_error"
+    assert second.success and second.note is None
+    assert "TypeError" in report.table(result)
+    assert report.to_json(result)["runs"][0]["note"] == first.note
+
+
+SLOW = "(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the string
+RUNAWAY = "a" * 60 + "!"
+
+
+def test_a_catastrophic_pattern_fails_its_task_with_the_reason() -> None:
+    task = Task("slow", "q", pattern=SLOW)
+    right, why = score(task, RUNAWAY, pattern_seconds=0.05)
+    assert not right and "pattern" in why and SLOW in why
+    assert not is_correct(task, RUNAWAY)  # under the default limit too
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer", "right"),
+    [
+        ("(?i)canberra", "It is Canberra.", True),
+        ("(?i)canberra", "Sydney", False),
+        (SLOW, "aaaa", True),  # the same pattern is fine where it matches quickly
+        ("(a+)+$", RUNAWAY, False),  # a nested quantifier that hangs `re`; `regex` cuts it short
+        (r"\b391\b", "17 * 23 = 391", True),
+    ],
+)
+def test_normal_patterns_score_as_before(pattern: str, answer: str, right: bool) -> None:
+    assert score(Task("t", "q", pattern=pattern), answer) == (right, None)
+
+
+def test_a_runaway_pattern_in_a_comparison_is_a_failed_row_not_a_hang() -> None:
+    from textreact.models.scripted import ScriptedModel
+
+    task = Task("slow", "Say a lot of a's", pattern=SLOW)
+    result = run_compare(ScriptedModel([f"Final Answer: {RUNAWAY}"]), [task], protocols=["text"])
+    [outcome] = result.outcomes
+    assert outcome.result.stop_reason == "final_answer" and not outcome.success
+    assert "pattern" in outcome.note and "pattern" in report.markdown(result)
+
+
+# --- selections of no task, bad counts and bad files are usage errors -----------------------
+
+
+def test_select_refuses_limits_below_one_and_tags_that_match_nothing() -> None:
+    tasks = builtin_suite()
+    for limit in (0, -1, True):
+        with pytest.raises(ConfigError, match="limit"):
+            select(tasks, limit=limit)
+    with pytest.raises(ConfigError, match=r"no task has any of the tags nope; .*calculator"):
+        select(tasks, tags=["nope"])
+    assert len(select(tasks, limit=1)) == 1 and len(select(tasks, limit=10_000)) == len(tasks)
+
+
+def _compare(capsys, *flags: str, replies=()) -> tuple[int, str, FakeServer]:
+    with FakeServer(list(replies)) as server:
+        argv = ["compare", "--base-url", server.base_url, "--model", "m", *flags]
+        code = main(argv)
+    return code, capsys.readouterr().err, server
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--limit", "0"],
+        ["--limit", "-1"],
+        ["--limit", "two"],
+        ["--tags", "no-such-tag"],
+        ["--tags", "nope,neither"],
+        ["--repeat", "0"],
+        ["--concurrency", "-3"],
+        ["--max-steps", "0"],
+        ["--fail-under", "nan"],
+        ["--fail-under", "1.5"],
+        ["--protocols", "text,json"],
+        ["--protocols", ","],
+        ["--suite", "bfcl:whatever.json", "--tags", "x"],
+    ],
+)
+def test_bad_compare_flags_are_usage_errors_before_any_request(capsys, flags) -> None:
+    code, err, server = _compare(capsys, *flags)
+    assert code == EXIT_USAGE and server.requests == []
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_suite_file_that_is_not_utf8_is_a_usage_error(capsys, tmp_path: Path) -> None:
+    suite = tmp_path / "s.jsonl"
+    suite.write_bytes(b'{"question": "caf\xe9?", "answer": 1}\n')
+    code, err, server = _compare(capsys, "--suite", str(suite))
+    assert code == EXIT_USAGE and server.requests == []
+    assert "UTF-8" in err and "0xe9" in err and "s.jsonl" in err
+    with pytest.raises(ConfigError, match="UTF-8"):
+        load_suite(suite)
+
+
+def test_a_bfcl_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    from textreact.compare.bfcl import load_bfcl
+
+    questions, answers = tmp_path / "simple_q.json", tmp_path / "a.json"
+    questions.write_bytes(b'{"id": "simple_0", "question": "\xff"}\n')
+    answers.write_text('{"id": "simple_0", "ground_truth": []}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_bfcl(questions, answers)
+
+
+# --- outputs: checked first, written as runs end ----------------------------------------------
+
+
+def _suite_file(tmp_path: Path, *tasks: Task) -> Path:
+    path = tmp_path / "suite.jsonl"
+    lines = [json.dumps({"id": t.id, "question": t.question, "answer": t.answer}) for t in tasks]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("flag", ["--json", "--markdown", "--chart", "--transcripts"])
+def test_an_unwritable_output_is_refused_before_any_request(capsys, tmp_path, flag) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    target = tmp_path if flag != "--transcripts" else blocker  # a folder / a file in the way
+    suite = _suite_file(tmp_path, TASK)
+    code, err, server = _compare(capsys, "--suite", str(suite), flag, str(target))
+    assert code == EXIT_USAGE and server.requests == [] and flag in err
+    code, err, server = _compare(capsys, "--suite", str(suite), flag, str(blocker / "out"))
+    assert code == EXIT_USAGE and server.requests == []
+
+
+def test_an_output_check_leaves_no_file_behind(capsys, tmp_path: Path) -> None:
+    suite = _suite_file(tmp_path, TASK)
+    json_path = tmp_path / "new" / "r.json"
+    code, _, _ = _compare(
+        capsys, "--suite", str(suite), "--json", str(json_path), "--protocols", "sideways"
+    )
+    assert code == EXIT_USAGE and not json_path.exists()
+
+
+class _InterruptAt:
+    """A progress stream that raises KeyboardInterrupt (a Ctrl-C) once `text` is printed."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.written = ""
+
+    def write(self, text: str) -> int:
+        self.written += text
+        if self.text in self.written:
+            raise KeyboardInterrupt
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_an_interrupted_comparison_leaves_the_finished_runs_on_disk(tmp_path: Path) -> None:
+    other = Task("calc-add", "What is 2 + 2?", answer=4)
+    args = _args(
+        "--suite", str(_suite_file(tmp_path, TASK, other)),
+        "--protocols", "text",
+        "--json", str(tmp_path / "r.json"),
+        "--markdown", str(tmp_path / "r.md"),
+        "--transcripts", str(tmp_path / "runs"),
+    )  # fmt: skip
+    replies = [Reply(body=chat_completion("Final Answer: 391"))] * 2
+    with FakeServer(replies) as server:
+        model = OpenAICompatModel("fake-model", server.base_url, max_retries=0)
+        with pytest.raises(KeyboardInterrupt):
+            compare_command(args, model, err=_InterruptAt("1/2"))
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["calc-mul.text.0.json"]
+    document = json.loads((tmp_path / "r.json").read_text("utf-8"))
+    assert [run["task"] for run in document["runs"]] == ["calc-mul"]
+    assert document["summary"]["text"]["success_rate"] == 1.0
+    assert "partial: 1 of 2 runs" in (tmp_path / "r.md").read_text("utf-8")
+
+
+def test_the_report_is_rewritten_after_each_run_and_complete_at_the_end(tmp_path: Path) -> None:
+    seen: list[int] = []
+    path = tmp_path / "r.json"
+
+    class Watch:
+        def write(self, text: str) -> int:
+            if path.exists():
+                seen.append(len(json.loads(path.read_text("utf-8"))["runs"]))
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    other = Task("calc-add", "What is 2 + 2?", answer=4)
+    suite = _suite_file(tmp_path, TASK, other)
+    args = _args("--suite", str(suite), "--protocols", "text", "--json", str(path))
+    replies = [Reply(body=chat_completion(f"Final Answer: {a}")) for a in ("391", "4")]
+    with FakeServer(replies) as server:
+        model = OpenAICompatModel("fake-model", server.base_url, max_retries=0)
+        assert compare_command(args, model, err=Watch()) == 0
+    assert sorted(set(seen)) == [1, 2]  # each progress line comes after that run's write
+    document = json.loads(path.read_text("utf-8"))
+    assert len(document["runs"]) == 2 and document["summary"]["text"]["success_rate"] == 1.0
+
+
+def test_a_lone_surrogate_in_an_answer_is_written_to_every_file(tmp_path: Path) -> None:
+    from textreact.models.scripted import ScriptedModel
+
+    result = run_compare(ScriptedModel(["Final Answer: 391 \ud800"]), [TASK], protocols=["text"])
+    report.write_json(result, tmp_path / "r.json")
+    report.write_text(tmp_path / "r.md", report.markdown(result))
+    [transcript] = report.write_transcripts(result, tmp_path / "runs")
+    assert json.loads((tmp_path / "r.json").read_text("utf-8"))["runs"][0]["answer"].endswith(
+        "\ud800"
+    )
+    assert json.loads(transcript.read_text("utf-8"))["answer"] == "391 \ud800"
