@@ -127,10 +127,16 @@ class FakeServer:
     retry, and is counted in `.unscripted`, so a test that asked for too little fails loudly."""
 
     def __init__(
-        self, replies: Iterable[Reply] = (), *, models: Sequence[str] | None = ("fake-model",)
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        models: Sequence[str] | None = ("fake-model",),
+        props: dict[str, Any] | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.models = models
+        #: The body of `GET /props` (llama.cpp's server describes itself there); None: 404.
+        self.props = props
         self.requests: list[Request] = []
         self.unscripted = 0
         self._lock = threading.Lock()
@@ -185,6 +191,10 @@ class FakeServer:
                     for m in self.models
                 ]
                 return Reply(200, {"object": "list", "data": data})
+            if request.method == "GET" and request.path.rstrip("/") == "/props":
+                if self.props is None:
+                    return Reply(404, error_body("no such endpoint", type="not_found"))
+                return Reply(200, dict(self.props))
             if request.method == "POST" and self.replies:
                 return self.replies.popleft()
             self.unscripted += 1

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from textreact import Agent, ScriptedModel, tool
-from textreact.errors import ModelError
+from textreact.errors import ConfigError, ModelError
 from textreact.steps import Completion, Event, Result
 from textreact.transcript import read_transcript
 
@@ -194,7 +194,7 @@ def test_a_second_format_error_in_a_row_is_answered_differently(protocol: str, d
 @both
 @drivers
 def test_two_cut_off_replies_in_a_row_end_the_run(protocol: str, driver: str) -> None:
-    result, script = run(protocol, driver, [CUT, CUT])
+    result, _script = run(protocol, driver, [CUT, CUT])
     assert result.stop_reason == "truncated"
     assert [t.note for t in result.steps] == ["truncated", "truncated"]
     assert result.answer is None
@@ -235,7 +235,7 @@ def test_a_repeated_call_is_answered_from_the_first_result(protocol: str, driver
         return f"{item}: 3"
 
     moves = [call("count", item="apples"), call("count", item="apples"), answer("3")]
-    result, script = run(protocol, driver, moves, tools=[count])
+    result, _script = run(protocol, driver, moves, tools=[count])
     assert runs == ["apples"]
     assert result.steps[1].note == "repeated_call"
     assert "apples: 3" in result.steps[1].observation
@@ -407,3 +407,75 @@ def test_32_concurrent_async_runs_share_one_event_loop() -> None:
 
     results = asyncio.run(many())
     assert [r.answer for r in results] == [str(i) for i in range(32)]
+
+
+@both
+@drivers
+def test_a_required_call_comes_before_the_first_answer(protocol: str, driver: str) -> None:
+    moves = [answer("from memory"), call("calculator", expression="6*7"), answer("42")]
+    result, script = run(protocol, driver, moves, tool_choice="required")
+    assert (result.stop_reason, result.answer) == ("final_answer", "42")
+    refused = result.steps[0]
+    assert refused.step.kind == "error" and refused.step.problem == "tool_required"
+    assert "must call a tool" in refused.observation
+    # Once a call has succeeded the choice is the model's again.
+    if protocol == "native":
+        choices = [o.get("tool_choice", "auto") for o in script.options]
+    else:  # the grammar offered has the answer branch only once the choice is "auto"
+        choices = ["auto" if "Final Answer" in o["grammar"] else "required" for o in script.options]
+    assert choices == ["required", "required", "auto"]
+
+
+@both
+def test_a_named_tool_choice_asks_for_that_tool(protocol: str) -> None:
+    moves = [answer("guess"), call("lookup_fact", query="capital of France"), answer("Paris")]
+    result, script = run(protocol, "sync", moves, tool_choice="lookup_fact")
+    assert result.answer == "Paris"
+    assert "lookup_fact" in result.steps[0].observation
+    if protocol == "native":
+        assert script.options[0]["tool_choice"] == "lookup_fact"
+        assert "tool_choice" not in script.options[2]
+
+
+@both
+def test_tool_choice_none_refuses_a_call(protocol: str) -> None:
+    ran: list[str] = []
+
+    @tool
+    def probe(x: str) -> str:
+        """Use this to probe."""
+        ran.append(x)
+        return x
+
+    moves = [call("probe", x="a"), answer("done")]
+    result, _ = run(protocol, "sync", moves, tools=[probe], tool_choice="none")
+    assert ran == [] and result.answer == "done"
+    assert result.steps[0].step.problem == "tool_forbidden"
+
+
+def test_a_tool_choice_that_names_no_tool_is_refused_at_construction() -> None:
+    with pytest.raises(ConfigError, match="tool_choice"):
+        Agent(ScriptedModel([]), tool_choice="search")
+
+
+def test_the_text_protocol_offers_a_grammar_for_each_turns_choice() -> None:
+    moves = [call("calculator", expression="1+1"), answer("2")]
+    _, script = run("text", "sync", moves, tool_choice="required", max_steps=1)
+    first, last = script.options[0]["grammar"], script.options[-1]["grammar"]
+    assert "calculator" in first and "Final Answer" not in first  # a call is required
+    assert "Final Answer" in last and "calculator" not in last  # best effort: answer only
+
+
+def test_a_chat_model_without_a_grammar_parameter_is_not_sent_one() -> None:
+    class Plain:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def complete(self, messages: Sequence[Any], *, stop: Sequence[str] = ()) -> Completion:
+            self.calls += 1
+            return Completion("Final Answer: 4")
+
+    model = Plain()
+    assert Agent(model).run("2+2?").answer == "4" and model.calls == 1
+    with pytest.raises(ConfigError, match="tools="):
+        Agent(model, protocol="native")

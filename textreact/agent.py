@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import os
 import time
@@ -13,12 +14,13 @@ from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from typing import Any
 
 from textreact import grammar, loop, observation
+from textreact.constrain import TOOL_CHOICES
 from textreact.errors import ConfigError, ModelError
 from textreact.loop import Ask, BeforeCall, Effect, RunTool
 from textreact.memory import MemoryConfig
 from textreact.models import Message
 from textreact.protocols import Protocol, resolve
-from textreact.steps import Event, Result, StopReason, Turn
+from textreact.steps import Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
 from textreact.transcript import Transcript
 
@@ -44,6 +46,7 @@ class Agent:
         examples: Sequence[Message] | None = None,
         on_event: Callable[[Event], None] | None = None,
         before_call: BeforeCall | None = None,
+        tool_choice: str = "auto",
     ) -> None:
         if not callable(getattr(model, "complete", None)):
             raise ConfigError(
@@ -71,6 +74,12 @@ class Agent:
                 raise ConfigError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.protocol = resolve(protocol, model, examples=examples)
+        if self.protocol.name == "native" and not {"tools", "**"} & _parameters(type(model)):
+            raise ConfigError(
+                f"native tool calling needs a model whose complete() takes tools= "
+                f"(OpenAICompatModel, AnthropicModel, ScriptedModel); {type(model).__name__}."
+                "complete does not"
+            )
         self.toolbox = ToolBox(builtin_tools() if tools is None else list(tools))
         self.max_steps = max_steps
         self.lang = lang
@@ -78,8 +87,17 @@ class Agent:
         self.best_effort = best_effort
         self.observation_limit = observation_limit
         self.memory = memory
+        if not isinstance(tool_choice, str) or (
+            tool_choice not in TOOL_CHOICES and self.toolbox.resolve(tool_choice) is None
+        ):
+            raise ConfigError(
+                f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
+                f"({', '.join(self.toolbox.names) or 'no tools'}), got {tool_choice!r}"
+            )
         self.on_event = on_event
         self.before_call = before_call
+        resolved = self.toolbox.resolve(tool_choice)
+        self.tool_choice = resolved.name if resolved is not None else tool_choice
 
     def __repr__(self) -> str:
         tools = list(self.toolbox.names)
@@ -96,6 +114,7 @@ class Agent:
             memory=self.memory,
             lang=self.lang,
             before_call=self.before_call,
+            tool_choice=self.tool_choice,
         )
 
     def iter(
@@ -174,9 +193,9 @@ class Agent:
             session.asking(effect)
             started = time.perf_counter()
             try:
-                reply = self.model.complete(
-                    effect.request.messages, stop=effect.request.stop, **effect.request.options()
-                )
+                request = effect.request
+                options = _options(self.model, request)
+                reply = self.model.complete(request.messages, stop=request.stop, **options)
                 if inspect.isawaitable(reply):
                     _close(reply)
                     raise ModelError(
@@ -196,15 +215,15 @@ class Agent:
             session.asking(effect)
             request, started = effect.request, time.perf_counter()
             try:
+                options = _options(self.model, request)
                 if inspect.iscoroutinefunction(self.model.complete):
                     reply = await self.model.complete(
-                        request.messages, stop=request.stop, **request.options()
+                        request.messages, stop=request.stop, **options
                     )
                 else:
                     reply = await asyncio.to_thread(
-                        self.model.complete, request.messages, stop=request.stop,
-                        **request.options(),
-                    )  # fmt: skip
+                        self.model.complete, request.messages, stop=request.stop, **options
+                    )
                 return loop.check_reply(reply, self.model), time.perf_counter() - started
             except ModelError as error:
                 return error
@@ -275,6 +294,26 @@ def _thrown(core: Generator[Effect, Any, Result], error: BaseException) -> Resul
     except StopIteration as stop:
         return stop.value
     raise AssertionError("the loop went on after an interrupt")  # pragma: no cover
+
+
+def _options(model: Any, request: Request) -> dict[str, Any]:
+    """The request's options that `model.complete` takes: a grammar or a tool choice is an
+    offer a client without the parameter declines (a plain `complete(messages, *, stop)`
+    ChatModel still runs the text protocol); tools are a need, so they are always passed."""
+    options = request.options()
+    accepts = _parameters(type(model))
+    return {k: v for k, v in options.items() if k == "tools" or "**" in accepts or k in accepts}
+
+
+@functools.cache
+def _parameters(model_class: type) -> frozenset[str]:
+    try:
+        signature = inspect.signature(model_class.complete)
+    except (TypeError, ValueError):
+        return frozenset({"**"})
+    return frozenset(
+        "**" if p.kind is p.VAR_KEYWORD else p.name for p in signature.parameters.values()
+    )
 
 
 def _close(awaitable: Any) -> None:

@@ -22,6 +22,21 @@ class JsonishError(ValueError):
     """The text is not JSON-like, or it could be repaired in more than one way."""
 
 
+class AmbiguousJsonError(JsonishError):
+    """The text holds a value, but reading it means choosing between what the model wrote: an
+    object that sets a key twice (`json.loads` would silently keep the last), or, for `loads`,
+    a second object right after the first. Never a silent pick: the caller reports it."""
+
+    def __init__(self, message: str, *, reason: str, key: str | None = None, end: int = 0):
+        super().__init__(message)
+        #: "duplicate_key" or "two_objects".
+        self.reason = reason
+        #: The key set twice, for "duplicate_key".
+        self.key = key
+        #: Where the (first) value ends in the text, as `Decoded.end` would say.
+        self.end = end
+
+
 class Decoded(NamedTuple):
     """A decoded value, the repairs that made it decodable, and where it ended in the text."""
 
@@ -31,10 +46,14 @@ class Decoded(NamedTuple):
     end: int
 
 
-#: A code fence; it closes at ``` after a newline or a closing bracket, so that a ``` inside a
-#: JSON string does not end it.
-_FENCE = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?(.*?)(?:(?<=[\n}\]])[ \t]*```|\Z)", re.DOTALL)
+#: What opens a code fence: the backticks, a language tag, the rest of the line. Where the fence
+#: closes is found after the value is read, so a ``` inside a JSON string never closes it.
+_FENCE_OPEN = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?")
+_FENCE_CLOSE = re.compile(r"[ \t\r\n]*```")
 _OPENERS = re.compile(r"[{\[]")
+#: What may stand between two objects written one after the other: blanks, a separator, the
+#: fences of two code blocks.
+_NEXT_OBJECT = re.compile(r"[\s,;]*(?:```[\w+.-]*\s*)?(?=\{)")
 #: One token of JSON-like text. Strings are closed or run to the end (a truncated text); a word
 #: followed by a colon is an unquoted key; a comma before a closer is a trailing comma.
 _TOKEN = re.compile(
@@ -66,10 +85,25 @@ def _finite_float(text: str) -> float:
     return value
 
 
+class _DuplicateKey(Exception):
+    """Raised by the decoder's object hook; never leaves this module."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return value
+
+
 #: Built once: json.loads with hooks builds a new decoder on every call.
 _DECODERS = {
     strict: json.JSONDecoder(
-        strict=strict, parse_constant=_reject_constant, parse_float=_finite_float
+        strict=strict,
+        parse_constant=_reject_constant,
+        parse_float=_finite_float,
+        object_pairs_hook=_unique_keys,
     )
     for strict in (True, False)
 }
@@ -79,13 +113,45 @@ def _strict(text: str, *, allow_control: bool = False) -> object:
     return _DECODERS[not allow_control].decode(text)
 
 
+def _duplicate(key: str, end: int) -> AmbiguousJsonError:
+    return AmbiguousJsonError(
+        f"the key {key!r} is set more than once: write each key once",
+        reason="duplicate_key",
+        key=key,
+        end=end,
+    )
+
+
 def loads(text: str, *, max_chars: int = 20_000) -> tuple[object, tuple[str, ...]]:
     """Parse JSON-like text leniently; return (value, names of repairs applied).
 
     Raises JsonishError (a ValueError) when the text is not JSON-like, is longer than
-    `max_chars`, or could be repaired in more than one way; never anything else for a `str`."""
+    `max_chars`, or could be repaired in more than one way; AmbiguousJsonError (a
+    JsonishError) when it sets a key twice or holds a second object right after the first;
+    never anything else for a `str`."""
     decoded = decode(text, max_chars=max_chars)
+    if isinstance(decoded.value, dict) and decoded.end < len(text):
+        _refuse_a_second_object(text, decoded.end)
     return decoded.value, decoded.repairs
+
+
+def _refuse_a_second_object(text: str, end: int) -> None:
+    """Two objects one after the other (`{"q": "a"} {"q": "b"}`): which one runs is a guess."""
+    between = _NEXT_OBJECT.match(text, end)
+    if between is None:
+        return
+    try:
+        second = decode(text[between.end() :])
+    except AmbiguousJsonError:
+        second = Decoded({}, (), 0)
+    except JsonishError:
+        return
+    if isinstance(second.value, dict):
+        raise AmbiguousJsonError(
+            "the text holds two JSON objects one after the other: send one",
+            reason="two_objects",
+            end=end,
+        )
 
 
 def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
@@ -99,6 +165,8 @@ def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
         raise JsonishError("the text is empty: send {} for no arguments")
     try:
         value = _strict(stripped)
+    except _DuplicateKey as exc:
+        raise _duplicate(exc.args[0], len(text.rstrip())) from None
     except (ValueError, RecursionError):
         pass
     else:
@@ -128,33 +196,39 @@ def _check_depth(value: object, text: str) -> None:
 
 
 def _repair(text: str) -> Decoded:
+    """The first value in `text`, rewritten token by token. A fence counts when the value
+    stands inside it (an odd number of fences before the value); its closing fence is looked
+    for after the value, so fences written inside the value's strings stay in the strings."""
     repairs: list[str] = []
-    body_start, body_end = 0, len(text)
-    fence = _FENCE.search(text)
-    if fence and _OPENERS.search(fence.group(1)):
-        repairs.append("code_fence")
-        body_start, body_end = fence.start(1), fence.end(1)
-    opener = _OPENERS.search(text, body_start, body_end)
+    opener = _OPENERS.search(text)
     if opener is None:
         raise JsonishError("no JSON object or array found")
     start = opener.start()
-    rewritten, end, fixes = _rewrite(text, start, body_end)
+    fence, body_start = -1, 0
+    if "```" in text and text.count("```", 0, start) % 2 == 1:
+        fence = text.rfind("```", 0, start)
+        body_start = min(_FENCE_OPEN.match(text, fence).end(), start)
+        repairs.append("code_fence")
+    rewritten, end, fixes = _rewrite(text, start, len(text))
     repairs.extend(fixes)
     try:
         value = _strict(rewritten, allow_control=True)
+    except _DuplicateKey as exc:
+        raise _duplicate(exc.args[0], end) from None
     except JsonishError:
         raise
     except ValueError as exc:
         if text[body_start:start].strip():
             raise JsonishError("the text is prose, not a JSON object") from None
         raise JsonishError(f"not valid JSON even after repairs: {exc}") from None
-    if "code_fence" in repairs:
-        after = fence.end()
-        leading = text[: fence.start()] + text[body_start:start]
-        trailing = text[end:body_end] + text[after:]
+    after = end
+    if fence >= 0:
+        closing = _FENCE_CLOSE.match(text, end)
+        after = closing.end() if closing else end
+        leading = text[:fence] + text[body_start:start]
     else:
-        after = end
-        leading, trailing = text[:start], text[end:]
+        leading = text[:start]
+    trailing = text[after:]
     if leading.strip():
         if not isinstance(value, dict) or "truncated" in repairs:
             raise JsonishError("the text is prose, not a JSON object")
@@ -229,7 +303,13 @@ def _json_string(piece: str) -> bool:
 
 
 def _python_string(piece: str, quote: str, repairs: list[str], repair: str) -> str:
-    """A Python string literal (its escapes: \\x01, \\', \\N{…}) as a JSON string."""
+    """A Python string literal (its escapes: \\x01, \\', \\N{…}) as a JSON string. One
+    without escapes or line breaks means its characters as written, so it is requoted without
+    the cost of `ast.literal_eval`."""
+    body = piece[1:-1]
+    if quote == "'" and "\\" not in body and "\n" not in body and "\r" not in body:
+        _note(repairs, repair)
+        return '"' + body.replace('"', '\\"') + '"'
     try:
         value = ast.literal_eval(piece)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -76,6 +76,9 @@ class Settings:
     memory: MemoryConfig
     lang: str
     before_call: BeforeCall | None = None
+    #: "auto", "required" (a call before the first answer), "none", or a tool's name (that
+    #: tool is called before the first answer).
+    tool_choice: str = "auto"
 
 
 def run(settings: Settings, question: str) -> Generator[Effect, Any, Result]:
@@ -117,13 +120,26 @@ class _Run:
             stop = "interrupted"
         return self.result(stop)
 
-    def request(self, preface: str | None = None, memory: MemoryConfig | None = None) -> Request:
+    def request(
+        self,
+        preface: str | None = None,
+        memory: MemoryConfig | None = None,
+        tool_choice: str = "auto",
+    ) -> Request:
         s = self.s
         self.asked_at = len(self.turns)
         return s.protocol.request(
             self.opening, self.turns, self.tools, memory=memory or s.memory, lang=s.lang,
-            preface=preface,
+            preface=preface, tool_choice=tool_choice,
         )  # fmt: skip
+
+    def choice(self) -> str:
+        """This turn's tool choice: a required call is required until one has succeeded."""
+        wanted = self.s.tool_choice
+        if wanted in ("auto", "none"):
+            return wanted
+        done = {t.result.tool for t in self.turns if t.result is not None and not t.result.is_error}
+        return "auto" if (done if wanted == "required" else wanted in done) else wanted
 
     def conversation(self) -> list[Message]:
         """The conversation at the end as the model saw it: the last request, with the turns
@@ -149,6 +165,7 @@ class _Run:
             usage=completion.usage,
             model_seconds=seconds,
             note=reading.note,
+            constrained=completion.constrained,
         )
         return reading, turn
 
@@ -158,11 +175,16 @@ class _Run:
 
     def turn(self) -> Generator[Effect, Any, StopReason | None]:
         """One model call and what the engine does with it; the stop reason, if it ends."""
-        asked = yield from self.ask(self.request())
+        choice = self.choice()
+        asked = yield from self.ask(self.request(tool_choice=choice))
         if asked is None:
             return "model_error"
         reading, turn = asked
         step = turn.step
+        refused = observation.against_choice(step, choice, self.tools, self.s.lang)
+        if refused is not None:
+            step = refused
+            turn = dataclasses.replace(turn, step=refused)
         if turn.finish_reason == "content_filter":
             self.error = (
                 "the server's content filter stopped the reply (finish_reason "
@@ -255,7 +277,7 @@ class _Run:
         says when the answer came from it."""
         s = self.s
         note = s.protocol.note("best_effort", s.lang, max_steps=str(s.max_steps))
-        asked = yield from self.ask(self.request(preface=note))
+        asked = yield from self.ask(self.request(preface=note, tool_choice="none"))
         if asked is None:
             return
         _, turn = asked

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from textreact import grammar, prompt, templates
 from textreact.parsing.messages import forms_hint
-from textreact.steps import FormatError, ToolResult
+from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
 if TYPE_CHECKING:
     from textreact.tools import Tool
@@ -317,3 +317,27 @@ def format_error(
                 example = grammar.render_input(tools[0].example)
                 hint = forms_hint(written, tools[0].name, example)
     return templates.note("format_error", lang, message=error.message, hint=hint)
+
+
+def against_choice(
+    step: Step, choice: str, tools: Sequence[Tool], lang: str = "en"
+) -> FormatError | None:
+    """The error to answer a reply that breaks this turn's tool choice with: an answer when a
+    call is required (or one named tool is), a call when none is allowed; None when it fits."""
+    if choice == "none" and isinstance(step, Action):
+        message = templates.note("tool_forbidden", lang)
+        return FormatError(message, forms_hint(lang), problem="tool_forbidden")
+    if choice in ("auto", "none") or not isinstance(step, FinalAnswer):
+        return None
+    named = next((t for t in tools if t.name == choice), None)
+    if named is None:
+        return FormatError(
+            templates.note("tool_required", lang), forms_hint(lang), problem="tool_required"
+        )
+    example = grammar.render_input(named.example)
+    return FormatError(
+        templates.note("tool_required_named", lang, tool=named.name),
+        forms_hint(lang, named.name, example),
+        problem="tool_required",
+        tool=named.name,
+    )

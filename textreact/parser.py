@@ -13,7 +13,7 @@ import re
 from functools import cache
 
 from textreact import grammar, jsonish
-from textreact.parsing.inputs import NO_ACTION
+from textreact.parsing.inputs import NO_ACTION, names_final_answer
 from textreact.parsing.reader import Reader as _Reader
 from textreact.parsing.window import SCAN_LIMIT
 from textreact.steps import Action, Step
@@ -46,7 +46,7 @@ def _canonical_action(text: str) -> Action | None:
     if not text.startswith(("Thought:", "Action:")):
         return None
     match = _canonical_pattern().match(text)
-    if match is None or match[2].lower() in NO_ACTION:
+    if match is None or match[2].lower() in NO_ACTION or names_final_answer(match[2]):
         return None
     try:
         value, repairs = jsonish.loads(match[3])

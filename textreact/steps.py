@@ -107,14 +107,18 @@ class Request:
     stop: tuple[str, ...] = ()
     #: Tool specs in the client's dialect (OpenAI `tools=` or Anthropic's); () sends none.
     tools: tuple[dict[str, Any], ...] = ()
-    #: The grammar the reply must follow, for servers that constrain decoding; None for none.
-    grammar: Any = None
+    #: The grammar (GBNF) the reply must follow, for servers that constrain decoding.
+    grammar: str | None = None
+    #: OpenAI's meanings: "auto", "required", "none", or one tool's name.
+    tool_choice: str = "auto"
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `ChatModel.complete` beyond `stop` that this request sets."""
         extra: dict[str, Any] = {}
         if self.tools:
             extra["tools"] = list(self.tools)
+            if self.tool_choice != "auto":
+                extra["tool_choice"] = self.tool_choice
         if self.grammar is not None:
             extra["grammar"] = self.grammar
         return extra
@@ -164,6 +168,8 @@ class Turn:
     preface: str | None = None
     #: True for the second and later native calls of one reply: they share its message.
     joined: bool = False
+    #: True when the server decoded this reply under the tools' grammar.
+    constrained: bool = False
 
     @property
     def thought(self) -> str | None:
@@ -210,6 +216,8 @@ class Turn:
             "text": self.text,
             "discarded_text": self.step.discarded_text,
             "finish_reason": self.finish_reason,
+            "constrained": self.constrained,
+            "call_id": self.step.call_id if isinstance(self.step, Action) else None,
             "model_seconds": round(self.model_seconds, 4),
             "tool_seconds": round(self.result.seconds, 4) if self.result is not None else 0.0,
             "usage": self.usage.to_dict(),

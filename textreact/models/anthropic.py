@@ -92,13 +92,15 @@ class AnthropicModel:
         *,
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> Completion:
         """One reply: text blocks joined, `tool_use` blocks as tool calls; raises ModelError
         when none can be had."""
         import anthropic
 
+        request = self.request(messages, stop, tools, tool_choice)
         try:
-            response = self._client.messages.create(**self.request(messages, stop, tools))
+            response = self._client.messages.create(**request)
         except (anthropic.AnthropicError, ValueError) as exc:
             raise self._fault(anthropic, exc) from exc
         return self.completion(response)
@@ -108,6 +110,7 @@ class AnthropicModel:
         messages: Sequence[Message],
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> dict[str, Any]:
         """The SDK's keyword arguments for one request."""
         system, turns = to_anthropic(messages)
@@ -122,6 +125,8 @@ class AnthropicModel:
             request["stop_sequences"] = list(stop)
         if tools:
             request["tools"] = [dict(t) for t in tools]
+            if tool_choice is not None and tool_choice != "auto":
+                request["tool_choice"] = _anthropic_choice(tool_choice)
         if self.temperature is not None:
             # extra_body: newer SDKs dropped the typed parameter, the API still takes it
             request["extra_body"] = {"temperature": self.temperature}
@@ -201,12 +206,14 @@ class AsyncAnthropicModel(AnthropicModel):
         *,
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> Completion:
         """One reply, as `AnthropicModel.complete`, without blocking the event loop."""
         import anthropic
 
+        request = self.request(messages, stop, tools, tool_choice)
         try:
-            response = await self._client.messages.create(**self.request(messages, stop, tools))
+            response = await self._client.messages.create(**request)
         except (anthropic.AnthropicError, ValueError) as exc:
             raise self._fault(anthropic, exc) from exc
         return self.completion(response)
@@ -217,6 +224,15 @@ class AsyncAnthropicModel(AnthropicModel):
 
     def close(self) -> None:  # the sync form cannot close an async pool
         raise TypeError("AsyncAnthropicModel is closed with `await model.aclose()`")
+
+
+def _anthropic_choice(choice: str) -> dict[str, str]:
+    """OpenAI's tool choice in Anthropic's words: "required" is "any", a name is "tool"."""
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}
 
 
 def _usage(reported: Any) -> Usage | None:

@@ -9,13 +9,15 @@ still reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS on its ow
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact.errors import ModelError, NativeToolsUnsupportedError
+from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.models import check_client_settings
 from textreact.redact import blank_data, blank_text, cut, public_url
 from textreact.steps import Completion, ToolCall, Usage
@@ -39,6 +41,9 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "textreact-no-key"
 #: The OpenAI API rejects more than four stop sequences.
 MAX_STOP_SEQUENCES = 4
+#: What a client does with an offered grammar (see OpenAICompatModel).
+CONSTRAIN_MODES = ("auto", "on", "off")
+_UNTOLD = object()
 
 _UNKNOWN_MODEL = re.compile(
     r"model.*(not exist|not found|unknown|no such)", re.IGNORECASE | re.DOTALL
@@ -51,8 +56,17 @@ class OpenAICompatModel:
     `base_url=None` means the OpenAI API; `api_key=None` sends a placeholder key, which local
     servers accept and a server that needs a key answers with 401 (reported as a missing key).
     A server that rejects `stop` is asked again without it, and is not sent `stop` again by this
-    instance: the parser cuts any observation the model writes itself. `timeout` bounds each
-    whole request (a server that trickles bytes cannot stretch it), not just each read."""
+    instance: the parser cuts any observation the model writes itself.
+
+    `constrain`: what to do with the grammar the text protocol offers (`grammar=`). "auto"
+    asks the server once what it is (llama.cpp, vLLM, SGLang take a grammar) and sends the
+    grammar only where it is taken; "on" sends it in llama.cpp's field when the server cannot
+    tell; "off" never sends one. A server that refuses the grammar is asked again without it,
+    and not sent one again; `constrain_note` then says why replies are unconstrained.
+
+    `timeout` bounds each read of the SDK's own HTTP client; for a deadline on each whole
+    request pass `http_client=textreact.models.deadline.deadline_client(timeout)`, as the CLI
+    does."""
 
     #: The wire format of native tool calls this client speaks (see NativeProtocol).
     tool_dialect = "openai"
@@ -70,10 +84,13 @@ class OpenAICompatModel:
         http_client: Any = None,
         extra_body: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        constrain: str = "auto",
     ) -> None:
         check_client_settings(
             model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
         )
+        if constrain not in CONSTRAIN_MODES:
+            raise ConfigError(f"constrain must be one of {CONSTRAIN_MODES}, got {constrain!r}")
         self.model = model
         self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
         self.temperature = temperature
@@ -84,6 +101,12 @@ class OpenAICompatModel:
         self.seed = seed
         #: False once the server has rejected `stop`; later requests leave it out.
         self.sends_stop = True
+        self.constrain = constrain
+        #: Why replies are not constrained although a grammar was offered; None while they are
+        #: (or before the first grammar).
+        self.constrain_note: str | None = None
+        #: What the server takes, once told (`detect_server`); _UNTOLD before the first grammar.
+        self._server: Any = _UNTOLD
         self._api_key = api_key
         self._client = self._sdk_client(http_client)
 
@@ -107,22 +130,75 @@ class OpenAICompatModel:
         *,
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        grammar: str | None = None,
     ) -> Completion:
-        """One reply (text, native tool calls with `tools=`); raises ModelError when none can
-        be had, NativeToolsUnsupportedError when the server refuses `tools`."""
+        """One reply (text, native tool calls with `tools=`, constrained by `grammar` where
+        the server takes one); raises ModelError when none can be had,
+        NativeToolsUnsupportedError when the server refuses `tools`."""
         import openai
 
-        request = self.request(messages, stop=stop, tools=tools)
+        if grammar is not None and self._server is _UNTOLD:
+            self._tell_server()
+        request = self.request(messages, stop=stop, tools=tools, tool_choice=tool_choice)
+        fields = self._constrain(request, grammar)
         try:
             try:
                 response = self._client.chat.completions.create(**request)
             except openai.BadRequestError as exc:
-                if not self._drop_stop(exc, request):
+                if self._drop_grammar(exc, request, fields):
+                    fields = ()
+                elif not self._drop_stop(exc, request):
                     raise
                 response = self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             raise self._error(exc, request, self._list_models) from exc
-        return self.completion(response)
+        return dataclasses.replace(self.completion(response), constrained=bool(fields))
+
+    def _tell_server(self) -> None:
+        """Find out once what the server is and whether it takes a grammar."""
+        self._server = None
+        if self.constrain == "off":
+            return
+        from textreact.constrain import ServerInfo, detect_server
+
+        self._server = detect_server(
+            self.base_url, api_key=self._api_key, timeout=min(self.timeout, 10.0)
+        )
+        if self._server is None and self.constrain == "on":
+            self._server = ServerInfo("llama.cpp", True, evidence="constrain='on'")
+        if self._server is None or not self._server.grammar:
+            self.constrain_note = (
+                f"the server at {self.base_url} does not say it takes a grammar; replies are "
+                "not constrained (constrain='on' sends llama.cpp's grammar field anyway)"
+            )
+
+    def _constrain(self, request: dict[str, Any], grammar: str | None) -> tuple[str, ...]:
+        """Add the grammar's fields to the request where the server takes them; their names."""
+        server = self._server
+        if grammar is None or server is _UNTOLD or server is None or not server.grammar:
+            return ()
+        if "tools" in request:  # llama.cpp refuses a grammar beside tools=
+            return ()
+        fields = server.request_fields(grammar)
+        request["extra_body"] = {**request.get("extra_body", {}), **fields}
+        return tuple(fields)
+
+    def _drop_grammar(self, exc: Exception, request: dict[str, Any], fields: Sequence[str]) -> bool:
+        """Whether a 400 was about the grammar: then this and later requests go without it."""
+        if not fields or not _names(exc, "grammar"):
+            return False
+        body = request["extra_body"]
+        request["extra_body"] = {k: v for k, v in body.items() if k not in fields}
+        if not request["extra_body"]:
+            del request["extra_body"]
+        self._server = None
+        refusal = server_message(exc, self._api_key)
+        self.constrain_note = (
+            f"the server at {self.base_url} refused the grammar ({refusal}); replies are not "
+            "constrained"
+        )
+        return True
 
     def request(
         self,
@@ -130,8 +206,9 @@ class OpenAICompatModel:
         *,
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> dict[str, Any]:
-        """The SDK's keyword arguments for one request."""
+        """The SDK's keyword arguments for one request (without the grammar)."""
         request: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         options = {
             "temperature": self.temperature,
@@ -143,6 +220,8 @@ class OpenAICompatModel:
             request["extra_body"] = self.extra_body
         if tools:
             request["tools"] = [dict(t) for t in tools]
+            if tool_choice is not None and tool_choice != "auto":
+                request["tool_choice"] = _openai_choice(tool_choice)
         if stop and self.sends_stop:
             request["stop"] = list(stop)[:MAX_STOP_SEQUENCES]
         return request
@@ -286,22 +365,29 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
         *,
         stop: Sequence[str] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        grammar: str | None = None,
     ) -> Completion:
         """One reply, as `OpenAICompatModel.complete`, without blocking the event loop."""
         import openai
 
-        request = self.request(messages, stop=stop, tools=tools)
+        if grammar is not None and self._server is _UNTOLD:
+            await asyncio.to_thread(self._tell_server)
+        request = self.request(messages, stop=stop, tools=tools, tool_choice=tool_choice)
+        fields = self._constrain(request, grammar)
         try:
             try:
                 response = await self._client.chat.completions.create(**request)
             except openai.BadRequestError as exc:
-                if not self._drop_stop(exc, request):
+                if self._drop_grammar(exc, request, fields):
+                    fields = ()
+                elif not self._drop_stop(exc, request):
                     raise
                 response = await self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             offered = await self._alist_models()
             raise self._error(exc, request, lambda: offered) from exc
-        return self.completion(response)
+        return dataclasses.replace(self.completion(response), constrained=bool(fields))
 
     async def _alist_models(self) -> list[str]:
         import openai
@@ -323,6 +409,14 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _openai_choice(choice: str) -> str | dict[str, Any]:
+    """A tool choice in OpenAI's wire form: the three words as they are, a tool's name as
+    `{"type": "function", "function": {"name": ...}}`."""
+    if choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def _model_ids(page: Any) -> list[str]:

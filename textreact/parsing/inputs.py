@@ -8,7 +8,8 @@ import ast
 import re
 from typing import Any
 
-from textreact import jsonish
+from textreact import grammar, jsonish
+from textreact.parsing.keywords import spelled_keyword
 
 #: What a tool call reads as: name, the arguments as written, as parsed, and the repairs.
 Call = tuple[str, str, "dict[str, Any] | str", tuple[str, ...]]
@@ -16,6 +17,13 @@ Call = tuple[str, str, "dict[str, Any] | str", tuple[str, ...]]
 #: Action values that mean "no action".
 NO_ACTION = frozenset(
     {"none", "n/a", "na", "no action", "no tool", "nothing", "null", "无", "没有", "不需要"}
+)
+#: The same words followed by an explanation: `None (direct response required)`, `N/A - I
+#: can answer`, `No tool needed`, `无（直接回答）`. A name that only starts with one of them
+#: (`none_tool`, `nothing_found`, `nonexistent`) is a name.
+_NO_ACTION_LEAD = re.compile(
+    r"(?:none|nothing|null|nil|n/a|no[ _-]?(?:action|tool|function)s?|无|没有|不需要)(?![\w/])"
+    r"|(?:na|no)(?=[ \t]*(?:[(（\[.,;:!—–-]|\Z))"
 )
 _WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("`", "`"), ("[", "]"), ('"', '"'),
              ("'", "'"), ("<", ">"))  # fmt: skip
@@ -48,14 +56,28 @@ def tool_name(written: str) -> str:
                 name = name[len(left) : -len(right)].strip()
         if name.endswith("()"):
             name = name[:-2]
-        for mark in ("**", "__"):  # the keyword line took the opening `**` of `Action: **search**`
+        # Markup opened or closed on one side only: the keyword line took the opening `**` of
+        # `**Action: search**`, or the model never closed `Action: **search`.
+        for mark in ("**", "__", "`"):
             if name.endswith(mark) and not name.startswith(mark):
                 name = name[: -len(mark)].strip()
+            elif name.startswith(mark) and not name.endswith(mark):
+                name = name[len(mark) :].strip()
     return name
 
 
 def is_no_action(written: str) -> bool:
-    return tool_name(written).lower() in NO_ACTION
+    """`Action: None` and its kin, with or without an explanation after the word."""
+    name = tool_name(written).lower()
+    return name in NO_ACTION or _NO_ACTION_LEAD.match(name) is not None
+
+
+def names_final_answer(tool: str) -> bool:
+    """`final_answer`, `Final Answer`, `最终答案`: the pseudo-tool some formats end a run with."""
+    folded = tool.lower()
+    return ("answer" in folded or "答" in folded) and (
+        spelled_keyword(f"{tool}:") == grammar.FINAL_ANSWER
+    )
 
 
 #: `name=` at the start of an Action Input: keyword arguments written without the call around
@@ -77,6 +99,8 @@ def read_input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
         return {}, ("empty_input",)
     try:
         value, repairs = jsonish.loads(raw)
+    except jsonish.AmbiguousJsonError:
+        raise  # the caller reports it: reading it either way would be a silent pick
     except jsonish.JsonishError:
         fence = re.fullmatch(_FENCED, raw)
         if fence:
@@ -115,11 +139,21 @@ def call(written: str) -> Call | None:
     return name, raw, _call_arguments(raw), ("call_syntax",)
 
 
+#: What `ast` could read as a string or a dict: a quote, a bracket, a prefixed string.
+_LITERAL_START = re.compile(r"""[rRuU]?["'(]|\{""")
+
+
 def _call_arguments(raw: str) -> dict[str, Any] | str:
     """`query="x", n=3` -> a dict; one literal string -> that string; anything else (an
-    expression like `15*37`) -> the text as written. Parsed, never evaluated."""
+    expression like `15*37`) -> the text as written. Parsed, never evaluated. Text that can
+    only be an expression, and a plain quoted string, skip `ast`."""
     if not raw:
         return {}
+    if not _LITERAL_START.match(raw) and not re.match(_KEYWORD_ARGUMENT, raw):
+        return raw
+    quote = raw[0]
+    if quote in "'\"" and raw[-1] == quote and len(raw) > 1 and not _escapes(raw[1:-1], quote):
+        return raw[1:-1]
     try:
         parsed = ast.parse(f"f({raw})", mode="eval").body
         if not isinstance(parsed, ast.Call):
@@ -132,3 +166,8 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         pass
     return raw
+
+
+def _escapes(body: str, quote: str) -> bool:
+    """Whether a quoted body needs Python to read it (escapes, its quote, line breaks)."""
+    return "\\" in body or quote in body or "\n" in body or "\r" in body

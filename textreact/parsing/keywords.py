@@ -1,24 +1,31 @@
 """The window -> keyword tokens: each keyword line, and the keywords written mid-line, with the
-text each one owns. One C-level pass finds every keyword spelling in the case-folded window;
-a spelling starts a keyword line when only decoration stands before it on its line and a colon
-follows, and any other spelling is tried as an inline keyword. Prose and blank lines cost
-nothing past that pass."""
+text each one owns. One regex pass over the case-folded window, anchored at line starts (so
+prose and blank lines cost one C-level skip each), finds every keyword line: decoration, a
+spelling, and a colon after it, or a heading. Mid-line keywords are looked for only inside
+the values that could hold one (those with a colon), and never inside a Final Answer."""
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Iterator
 from functools import cache
 from typing import NamedTuple
 
 from textreact import grammar, jsonish
 from textreact.parsing.window import Window
 
-#: Windows longer than this only take keywords led by at most _MAX_LEAD characters of
-#: indentation and decoration (`> - ### **`), which bounds the work on a line of junk.
-_SHORT = 2_000
-_MAX_LEAD = 40
+#: LlamaIndex's answer keyword, `Answer:`. It is read as a Final Answer only at the start of a
+#: line, written with a capital A, and before any Action (in the text before any keyword or in
+#: a Thought), so `answer:` as a JSON key, a `Q:`/`Answer:` list inside a Final Answer, and
+#: "the answer: 42" mid-sentence all stay text.
+ANSWER = "answer"
+#: Characters that stand for nothing: read as blanks around keywords and stripped from values.
+JUNK = "\x00\ufeff\u200b"
+#: What `str.strip()` removes, plus JUNK.
+BLANKS = (
+    " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000" + JUNK
+)
+_JUNK_TO_BLANK = str.maketrans(dict.fromkeys(JUNK, " "))
 
 
 class Token(NamedTuple):
@@ -31,123 +38,155 @@ class Token(NamedTuple):
     lang: str
 
 
+#: Tokens are made in the scan's inner loop; tuple.__new__ skips NamedTuple's Python-level
+#: constructor (same object, a third of the cost).
+_token = tuple.__new__
+
+
 class _Patterns(NamedTuple):
-    any_spelling: re.Pattern[str]
-    spellings: re.Pattern[str]
-    lead: re.Pattern[str]
-    tail: re.Pattern[str]
-    inline: re.Pattern[str]
     line: re.Pattern[str]
+    labels: re.Pattern[str]
+    inline: re.Pattern[str]
+    spelled: re.Pattern[str]
 
 
 @cache
 def _patterns() -> _Patterns:
-    """Compiled on the first parse, not on import."""
+    """Compiled on the first parse, not on import. The line pattern starts with a newline (the
+    window is scanned with one put in front), which lets the regex engine skip to line starts;
+    its only groups are the keywords', so `lastgroup` names the keyword, and the tail is
+    optional so that a heading (no colon) is still found and checked in Python. `labels` is
+    the cheap test for an inline keyword: a canonical label, as plain literals."""
+    line = (
+        rf"\n{grammar.LEAD_PATTERN}(?:{grammar.SPELLINGS_PATTERN}|(?P<{ANSWER}>answer))"
+        rf"(?:{grammar.TAIL_PATTERN})?"
+    )
+    labels = {grammar.LABELS[lang][k] for lang in grammar.LANGUAGES for k in grammar.KEYWORDS}
+    labels = {a for a in labels if not any(b != a and a.startswith(b) for b in labels)}
     return _Patterns(
-        *(re.compile(p) for p in (grammar.ANY_SPELLING_PATTERN, grammar.SPELLINGS_PATTERN)),
-        *(re.compile(p) for p in (grammar.LEAD_PATTERN, grammar.TAIL_PATTERN)),
+        re.compile(line),
+        re.compile("|".join(sorted(map(re.escape, labels)))),
         re.compile(grammar.KEYWORD_INLINE_PATTERN),
         re.compile(grammar.KEYWORD_LINE_PATTERN, re.MULTILINE),
     )
 
 
-class Scanner:
-    """The keyword tokens of one window, produced lazily: a parse stops at its decision."""
+def fold(text: str) -> str:
+    """grammar.fold, with JUNK read as blanks (index for index)."""
+    folded = grammar.fold(text)
+    if "\x00" in folded or "\ufeff" in folded or "\u200b" in folded:
+        return folded.translate(_JUNK_TO_BLANK)
+    return folded
 
-    def __init__(self, text: str, window: Window) -> None:
+
+class Scanner:
+    """The keyword tokens of one window. With `bare`, a keyword alone on its line with no colon
+    and no decoration (`Action`) is a keyword too, its value on the next line; `bare_lines`
+    counts the ones seen (in either mode, so the reader knows when a rescan could help)."""
+
+    def __init__(self, text: str, window: Window, *, bare: bool = False) -> None:
         self.text = text
         self.window = window
-        #: Inline keywords seen so far, in order: (start, value, kind, lang).
-        self._inline: list[tuple[int, int, str, str]] = []
-        self._inline_starts: list[int] = []
+        self.bare = bare
+        self.bare_lines = 0
 
-    def tokens(self) -> Iterator[Token]:
-        """Line-led segments, split at inline keywords. A spelling's keyword is the named
-        group that matches there: the keyword-line pattern tries the same alternatives in the
-        same order, and no tail that fails after a longer spelling succeeds after a shorter."""
-        window = self.window
+    def tokens(self) -> list[Token]:
+        """Every token of the window, in order: the text before the first keyword (kind None),
+        then one per keyword. One regex pass; Python runs once per keyword line found."""
+        text, window = self.text, self.window
         offset = window.start or 0
-        folded = grammar.fold(self.text[offset : window.stop])
+        folded = "\n" + fold(text[offset : window.stop])
+        shift = offset - 1  # folded[i] is text[i + shift]
         patterns = _patterns()
-        lead_limit = len(folded) if len(folded) <= _SHORT else _MAX_LEAD
+        labels = patterns.labels
+        found: list[Token] = []
         kind, start, value, lang = None, offset, offset, "en"
-        line_end = -1
-        for spelling in patterns.any_spelling.finditer(folded):
-            at = spelling.start()
-            if at > line_end:  # the first spelling on its line: does the line start with it?
-                line_start = folded.rfind("\n", 0, at) + 1
-                line_end = folded.find("\n", at)
-                line_end = len(folded) if line_end < 0 else line_end
-                after = None
-                if at == line_start or (
-                    at - line_start <= lead_limit
-                    and patterns.lead.fullmatch(folded, line_start, at) is not None
-                ):
-                    tail = patterns.tail.match(folded, spelling.end())
-                    after = tail.end() if tail else _heading(folded, line_start, at, line_end)
-                if after is not None:
-                    if not window.masks or not window.masked(offset + line_start):
-                        yield from self._split(kind, start, value, offset + line_start, lang)
-                        kind = patterns.spellings.match(folded, at).lastgroup
-                        start = offset + line_start
-                        value, lang = offset + after, "en" if folded[at] < "\x80" else "zh"
+        for match in patterns.line.finditer(folded):
+            spelled = match.lastgroup
+            at, spelled_end = match.span(spelled)
+            after = match.end()
+            if after == spelled_end:  # no colon: a heading, a bare keyword, or a word
+                after = self._heading(folded, match.start() + 1, at, spelled_end)
+                if after is None:
                     continue
-            self._note_inline(offset + at, patterns.inline)
-        yield from self._split(kind, start, value, window.stop, lang)
+            line_start = match.start() + offset
+            if spelled == ANSWER:
+                if kind not in (None, grammar.THOUGHT) or text[at + shift] != "A":
+                    continue
+                spelled = grammar.FINAL_ANSWER
+            if window.masks and window.masked(line_start):
+                continue
+            if kind == grammar.FINAL_ANSWER or labels.search(text, value, line_start) is None:
+                found.append(_token(Token, (kind, start, value, line_start, lang)))
+            else:
+                self._split(found, kind, start, value, line_start, lang)
+            kind, start, value = spelled, line_start, after + shift
+            lang = "en" if folded[at] < "\x80" else "zh"
+        end = window.stop
+        if kind == grammar.FINAL_ANSWER or labels.search(text, value, end) is None:
+            found.append(_token(Token, (kind, start, value, end, lang)))
+        else:
+            self._split(found, kind, start, value, end, lang)
+        return found
 
-    def _note_inline(self, at: int, inline: re.Pattern[str]) -> None:
-        match = inline.match(self.text, at, self.window.stop)
-        if match is not None:
-            kind = match.lastgroup
-            lang = "en" if self.text[at] < "\x80" else "zh"
-            self._inline.append((at, match.end(), kind, lang))
-            self._inline_starts.append(at)
+    def _heading(self, folded: str, line_start: int, at: int, spelled_end: int) -> int | None:
+        """Where the value of a keyword written as a heading starts (`## Final Answer` or
+        `**Final Answer**` alone on its line, or, when bare, `Final Answer`): the next line.
+        None for a keyword word in a line of prose."""
+        line_end = folded.find("\n", spelled_end)
+        line_end = len(folded) if line_end < 0 else line_end
+        if _HEADING_REST.fullmatch(folded, spelled_end, line_end) is None:
+            return None
+        lead, rest = folded[line_start:at], folded[spelled_end:line_end]
+        heading = "#" in lead or any(m in lead and m in rest for m in ("**", "__"))
+        if not heading and not lead.strip() and not rest.strip():
+            self.bare_lines += 1
+            heading = self.bare
+        return min(line_end + 1, len(folded)) if heading else None
 
     def _split(
-        self, kind: str | None, start: int, value: int, end: int, lang: str
-    ) -> Iterator[Token]:
-        """Split one line-led segment at keywords written inline (`… Action: x Action Input: …`).
-        An Action Input's JSON is skipped first, so a keyword inside one of its strings stays.
-        Every inline keyword before `end` has been noted by the time this runs."""
-        starts = self._inline_starts
-        while kind != grammar.FINAL_ANSWER and starts and starts[-1] >= value:
-            first = bisect_left(starts, value)
-            if kind == grammar.ACTION_INPUT:
-                first = bisect_left(starts, value + _json_end(self.text[value:end]))
-            while first < len(starts) and self.window.masked(starts[first]):
-                first += 1
-            if first == len(starts):
+        self, found: list[Token], kind: str | None, start: int, value: int, end: int, lang: str
+    ) -> None:
+        """One line-led segment, split at keywords written inline (`… Action: x Action Input:
+        …`), into `found`. An Action Input's JSON is skipped first, so a keyword inside one of
+        its strings stays; a Final Answer is never split."""
+        text = self.text
+        while kind != grammar.FINAL_ANSWER:
+            hit = self._inline(value, end)
+            if hit is not None and kind == grammar.ACTION_INPUT:
+                skip = value + _json_end(text[value:end])
+                hit = hit if hit[0] >= skip else self._inline(skip, end)
+            if hit is None:
                 break
-            at, after, inline_kind, inline_lang = self._inline[first]
-            yield Token(kind, start, value, at, lang)
-            kind, start, value, lang = inline_kind, at, after, inline_lang
-        yield Token(kind, start, value, end, lang)
+            at, after, inline_kind = hit
+            found.append(_token(Token, (kind, start, value, at, lang)))
+            kind, start, value = inline_kind, at, after
+            lang = "en" if text[at] < "\x80" else "zh"
+        found.append(_token(Token, (kind, start, value, end, lang)))
 
-
-_HEADING_REST = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*")
-
-
-def _heading(folded: str, line_start: int, at: int, line_end: int) -> int | None:
-    """Where the value of a keyword written as a heading starts (`## Final Answer` or
-    `**Final Answer**` alone on its line, no colon): the next line. None for a bare word."""
-    match = _patterns().spellings.match(folded, at)
-    rest_start = match.end() if match else at
-    if _HEADING_REST.fullmatch(folded, rest_start, line_end) is None:
+    def _inline(self, begin: int, end: int) -> tuple[int, int, str] | None:
+        """The first inline keyword in `text[begin:end]` outside reasoning blocks."""
+        inline, window = _patterns().inline, self.window
+        while (match := inline.search(self.text, begin, end)) is not None:
+            if not (window.masks and window.masked(match.start())):
+                return match.start(), match.end(), match.lastgroup
+            begin = match.end()
         return None
-    lead, rest = folded[line_start:at], folded[rest_start:line_end]
-    if "#" in lead or any(m in lead and m in rest for m in ("**", "__")):
-        return min(line_end + 1, len(folded))
-    return None
+
+
+_HEADING_REST = re.compile(r"[ \t\r]*(?:\*\*|__)?[ \t\r]*")
 
 
 def _json_end(segment: str) -> int:
     try:
         return jsonish.decode(segment).end
+    except jsonish.AmbiguousJsonError as ambiguous:
+        return ambiguous.end
     except jsonish.JsonishError:
         return 0
 
 
 def spelled_keyword(text: str) -> str | None:
     """The keyword that `text` is, whole (`Final Answer:`, `**Action**:`), or None."""
-    match = _patterns().line.fullmatch(grammar.fold(text))
+    match = _patterns().spelled.fullmatch(grammar.fold(text))
     return None if match is None else match.lastgroup

@@ -1,73 +1,102 @@
-"""What the model did wrong -> FormatError: the message quoting the fragment, the hint showing
-the exact form (rendered by the grammar, in the completion's language); and the checks that
-tell a keyword-less answer from an intention or a fragment."""
+"""What the model did wrong -> FormatError: a problem code, the message quoting the fragment
+and the hint showing the exact form, both from the `parse_*` sections of prompts/notes.md in
+the completion's language (the keywords come from the grammar); and the checks that tell a
+keyword-less answer from an intention or a fragment."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from textreact import grammar
-from textreact.parsing.inputs import tool_name
+from textreact import grammar, jsonish, templates
 from textreact.parsing.keywords import spelled_keyword
 from textreact.steps import Action, FinalAnswer, FormatError
 
-_PHRASES = {
-    "en": {
-        "forms": "Reply in exactly one of these two forms.\nTo use a tool:\n{action}\n\n"
-        "To answer:\n{final}",
-        "no_input": "Write an Action Input line after the Action line; send {{}} for a tool "
-        "without arguments:\n{action}",
-        "thought": "what you know so far and what to do next",
-        "answer": "your answer to the question",
-    },
-    "zh": {
-        "forms": "请严格使用以下两种格式之一。\n调用工具：\n{action}\n\n给出答案：\n{final}",
-        "no_input": "在行动之后写一行行动输入；工具没有参数时写 {{}}：\n{action}",
-        "thought": "目前已知的信息和下一步要做什么",
-        "answer": "对问题的回答",
-    },
-}
-_INTENTION = (
+#: The arguments a hint shows when it does not know the tool's own.
+PLACEHOLDER_INPUT = '{"argument": "value"}'
+
+_INTENTION = re.compile(
     r"(?i)"
-    r"^(?:(?:ok(?:ay)?|so|now|first|alright|well|hmm+|great)[,.!]?\s+)*"
-    r"(?:i\s+(?:should|need\s+to|will|must|want\s+to|have\s+to|can|could|am\s+going\s+to)"
-    r"|i'(?:ll|m\s+going\s+to)|let\s+me|let's|we\s+(?:should|need\s+to|will|must|can))\b"
+    r"^(?:(?:ok(?:ay)?|so|now|first|next|then|alright|well|hmm+|great)[,.!]?\s+)*"
+    r"(?:(?:i|we)\s+(?:should|need\s+to|will|must|want\s+to|have\s+to|can|could|shall"
+    r"|am\s+going\s+to|are\s+going\s+to)"
+    r"|i'(?:ll|m\s+going\s+to)|we'(?:ll|re\s+going\s+to)|let\s+me|let's"
+    # the same intentions with the subject left out: "Need to search…", "Will look it up."
+    r"|(?:(?:need|have|want|going|trying)\s+to|gonna|should|will|must|shall)"
+    r"\s+(?:now\s+|first\s+|then\s+)?(?:use|search|look|check|call|find|compute|calculate"
+    r"|query|try|ask|get|run|fetch|verify|consult|invoke|see|figure)\b"
+    r"|(?:searching|looking\s+(?:up|for|into)|checking|calculating|computing|querying"
+    r"|fetching)\b)"
     r"|^(?:我(?:需要|应该|将|要|会|得|先|来)|让我|首先|我们(?:需要|应该|来))"
 )
-_FRAGMENT_END = (
+_FRAGMENT_END = re.compile(
     r"(?i)"
     r"(?:[:：,，;；(\[{—–-]|\.\.\.|…|\b(?:the|a|an|of|to|and|or|is|are|was|for|with|in|on|by"
     r"|that|as|at|from|be)\b)\Z"
 )
-_SENTENCE_END = r"(?<=[.!?。！？])\s+"
+#: LangChain's conversational format asks "Do I need to use a tool?" before each step; the
+#: question and its yes or no alone are not an answer.
+_TOOL_QUESTION = re.compile(
+    r"(?i)(?:thought:\s*)?do\s+i\s+need\s+to\s+use\s+a\s+tool\s*\?\s*\w*\W*"
+)
+#: One word, no digits, no closing punctuation: a tool name or a cut-off first word, not an
+#: answer (`42`, `Paris.` and `北京` are answers).
+_SINGLE_TOKEN = re.compile(r"[^\W\d]+(?:[_'’-][^\W\d]+)*")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+def _render(step: Action | FinalAnswer, lang: str) -> str:
+    return grammar.render_step(step, lang)
 
 
 @lru_cache(maxsize=64)
-def forms_hint(lang: str, tool: str = "tool_name", example: str = '{"argument": "value"}') -> str:
+def forms_hint(lang: str, tool: str = "tool_name", example: str = PLACEHOLDER_INPUT) -> str:
     """The two forms a reply may take, in `lang`, rendered by the grammar. The parser knows no
     tools, so its hint shows a placeholder tool; the loop, which knows them, shows a real tool
     and its example Action Input instead, since small models copy a placeholder literally."""
-    phrases = _PHRASES[lang]
-    action = Action(tool, example, phrases["thought"])
-    final = FinalAnswer(phrases["answer"], phrases["thought"])
-    return phrases["forms"].format(
-        action=grammar.render_step(action, lang), final=grammar.render_step(final, lang)
-    )
+    thought = templates.note("parse_thought", lang)
+    action = _render(Action(tool, example, thought), lang)
+    final = _render(FinalAnswer(templates.note("parse_answer", lang), thought), lang)
+    return templates.note("parse_forms", lang, action_form=action, final_form=final)
 
 
-def error(message: str, lang: str, *, rest: str = "") -> FormatError:
-    return FormatError(message, forms_hint(lang), rest)
+@lru_cache(maxsize=64)
+def _tool_hint(name: str, lang: str, tool: str, example: str) -> str:
+    action = _render(Action(tool or "tool_name", example), lang)
+    return templates.note(name, lang, action_form=action)
 
 
-def no_input(written: str, lang: str, rest: str) -> FormatError:
-    tool = tool_name(written)
-    action = grammar.render_step(Action(tool or "tool_name", {}), lang)
-    return FormatError(
-        f"the action {quote(tool)} has no Action Input line",
-        _PHRASES[lang]["no_input"].format(action=action),
-        rest,
-    )
+def error(
+    problem: str,
+    lang: str,
+    *,
+    rest: str = "",
+    tool: str | None = None,
+    note: str | None = None,
+    **slots: str,
+) -> FormatError:
+    """A FormatError for `problem` (a code, docs/protocol.md), its message from the notes
+    section `parse_<note or problem>`; the hint shows the tool named, when one was."""
+    if tool is not None:
+        slots["tool"] = quote(tool)
+    message = templates.note(f"parse_{note or problem}", lang, **slots)
+    if problem == "no_input":
+        hint = _tool_hint("parse_no_input_hint", lang, tool or "", "{}")
+    elif problem == "ambiguous_input":
+        hint = _tool_hint("parse_one_input_hint", lang, tool or "", PLACEHOLDER_INPUT)
+    elif problem == "lost_arguments":
+        hint = _tool_hint("parse_arguments_hint", lang, tool or "", PLACEHOLDER_INPUT)
+    else:
+        hint = forms_hint(lang)
+    return FormatError(message, hint, rest, problem, tool)
+
+
+def ambiguity(error: jsonish.AmbiguousJsonError) -> tuple[str, str, dict[str, str]]:
+    """An ambiguous Action Input as `error`'s arguments: problem, notes section, slots."""
+    if error.reason == "duplicate_key":
+        return "ambiguous_input", "duplicate_key", {"key": quote(error.key or "")}
+    return "ambiguous_input", "two_objects", {}
 
 
 def quote(fragment: str, limit: int = 80) -> str:
@@ -79,12 +108,18 @@ def quote(fragment: str, limit: int = 80) -> str:
 
 
 def implicit_problem(body: str) -> str | None:
-    """Why a keyword-less completion is not an answer (an intention, a fragment), or None."""
-    sentences = [s for s in re.split(_SENTENCE_END, body[-400:]) if s.strip()]
-    if re.match(_INTENTION, body) or re.match(_INTENTION, sentences[-1].strip()):
-        return f"the completion states an intention but takes no action: {quote(body)}"
-    if re.search(_FRAGMENT_END, body[-40:]) or _is_label(body):
-        return f"the completion is a fragment, not an answer: {quote(body)}"
+    """Why a keyword-less completion is not an answer ("intention", "fragment"), or None."""
+    if _INTENTION.match(body):
+        return "intention"
+    sentences = [s for s in _SENTENCE_END.split(body[-400:]) if s.strip()]
+    if _INTENTION.match(sentences[-1].strip()):
+        return "intention"
+    if _FRAGMENT_END.search(body[-40:]) or _is_label(body):
+        return "fragment"
+    if _TOOL_QUESTION.fullmatch(body) or (
+        len(body) <= 40 and _SINGLE_TOKEN.fullmatch(body) and not _CJK.search(body)
+    ):
+        return "fragment"
     return None
 
 

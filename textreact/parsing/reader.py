@@ -4,17 +4,20 @@ rules are docs/protocol.md's table."""
 
 from __future__ import annotations
 
+import json
 import re
 
-from textreact import grammar
+from textreact import grammar, jsonish
 from textreact.parsing import inputs, messages
 from textreact.parsing.blobs import find_blob
-from textreact.parsing.keywords import Scanner, Token, spelled_keyword
+from textreact.parsing.keywords import BLANKS, Scanner, Token, spelled_keyword
 from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
-_TAG = r"</?[A-Za-z_]{1,20}>"
+_TAG = re.compile(r"</?[A-Za-z_]{1,20}>")
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+#: The keys under which a `final_answer` pseudo-tool's object carries the answer.
+_ANSWER_KEYS = ("answer", "final_answer", "response", "output", "text", "result", "content")
 
 
 class Reader:
@@ -27,8 +30,11 @@ class Reader:
     def step(self) -> Step:
         window = self.window
         if window.start is None:
-            return messages.error("the completion is all reasoning: <think> was never closed", "en")
-        tokens, decision = self._tokens()
+            return messages.error("all_reasoning", _lang_of(self.text))
+        scanner = Scanner(self.text, window)
+        tokens, decision = self._tokens(scanner)
+        if decision is None and scanner.bare_lines:
+            tokens, decision = self._bare(tokens)
         lang = next((t.lang for t in tokens if t.kind), None) or _lang_of(
             self.text[window.start : window.stop]
         )
@@ -39,48 +45,59 @@ class Reader:
         for token in tokens:
             if token.kind == grammar.OBSERVATION:
                 break
-            if token.kind in (None, grammar.THOUGHT) and (blob := self._blob(token)):
+            if token.kind in (None, grammar.THOUGHT) and (blob := self._blob(token, lang)):
                 return blob
         if len(tokens) == 1:
             return self._implicit(lang)
         return self._no_decision(tokens, lang)
 
-    def _tokens(self) -> tuple[list[Token], int | None]:
+    def _tokens(self, scanner: Scanner) -> tuple[list[Token], int | None]:
         """Keyword tokens up to the decision (the first action's input, or the first answer),
-        and the index of the deciding token."""
-        found: list[Token] = []
-        decided: int | None = None
-        for token in Scanner(self.text, self.window).tokens():
-            found.append(token)
-            if decided is None and (
-                token.kind == grammar.FINAL_ANSWER
-                or (token.kind == grammar.ACTION and not inputs.is_no_action(self._value(token)))
-            ):
-                decided = len(found) - 1
-            if decided is not None and len(found) - decided >= 2:
-                break
-        return found, decided
+        and the index of the deciding token. A keyword with nothing after it decides nothing,
+        so a run of empty keywords is passed over."""
+        found = scanner.tokens()
+        for index, token in enumerate(found):
+            if token.kind == grammar.FINAL_ANSWER or token.kind == grammar.ACTION:
+                written = self._value(token)
+                if written and not (token.kind == grammar.ACTION and inputs.is_no_action(written)):
+                    return found, index
+        return found, None
+
+    def _bare(self, tokens: list[Token]) -> tuple[list[Token], int | None]:
+        """Keywords written without colons, each alone on its line, values below: read so only
+        when nothing else decided, and only when two or more such lines are found or the reply
+        opens with one, so a word like `Action` in a list stays text."""
+        scanner = Scanner(self.text, self.window, bare=True)
+        bare, decision = self._tokens(scanner)
+        opens = bare[0].kind is None and not self._value(bare[0])
+        if decision is not None and (scanner.bare_lines >= 2 or opens):
+            return bare, decision
+        return tokens, None
 
     def _value(self, token: Token) -> str:
         """A token's value without reasoning blocks, stripped."""
         if not self.window.masks:
-            return self.text[token.value : token.end].strip()
+            return self.text[token.value : token.end].strip(BLANKS)
         pieces, at = [], token.value
         for a, b in self.window.masks:
             if a < token.end and b > at:
                 pieces.append(self.text[at:a] if a > at else "")
                 at = max(at, b)
         pieces.append(self.text[at : token.end] if token.end > at else "")
-        return "".join(pieces).strip()
+        return "".join(pieces).strip(BLANKS)
 
     def _rest(self, position: int) -> str:
         """What was cut: the exact suffix from `position`, or nothing when only blanks follow."""
         rest = self.text[position:]
-        return rest if rest.strip() else ""
+        return rest if rest.strip(BLANKS) else ""
 
     def _thought(self, tokens: list[Token], before: int) -> str | None:
-        thoughts = [t for t in tokens[:before] if t.kind == grammar.THOUGHT]
-        chosen = thoughts[-1] if thoughts else tokens[0] if tokens[0].kind is None else None
+        chosen = None
+        for token in tokens[:before]:
+            if token.kind == grammar.THOUGHT:
+                chosen = token
+        if chosen is None and tokens[0].kind is None:
+            chosen = tokens[0]
         return (self._value(chosen) or None) if chosen else None
 
     def _extend(self, end: int) -> int:
@@ -93,33 +110,41 @@ class Reader:
         token = tokens[at]
         written = self._value(token)
         thought = self._thought(tokens, at)
-        if written.startswith(("{", "```")) and (blob := self._blob(token, thought)):
+        if written.startswith(("{", "```")) and (blob := self._blob(token, lang, thought)):
             return blob
         following = tokens[at + 1] if at + 1 < len(tokens) else None
         has_input = following is not None and following.kind == grammar.ACTION_INPUT
         raw = self._value(following) if has_input else ""
-        call = None if raw else inputs.call(written)
-        if has_input and call is None:
-            named = inputs.CALL.sub(r"\g<name>", written) if "(" in written else written
-            tool = inputs.tool_name(named)
-            value, repairs = inputs.read_input(raw)
-            end = following.end
-        else:
-            if call is None:
-                return messages.no_input(written, lang, self._rest(token.end))
-            tool, raw, value, repairs = call
-            end = token.end
+        named = inputs.CALL.sub(r"\g<name>", written) if "(" in written else written
+        try:
+            call = None if raw else inputs.call(written)
+            if has_input and call is None:
+                tool = inputs.tool_name(named)
+                if not raw and not self.text[following.value :].strip(BLANKS):
+                    return messages.error("no_input", lang, tool=tool, note="empty_input")
+                value, repairs = inputs.read_input(raw)
+                end = following.end
+            else:
+                if call is None:
+                    return messages.error(
+                        "no_input", lang, tool=inputs.tool_name(written), rest=self._rest(token.end)
+                    )
+                tool, raw, value, repairs = call
+                end = token.end
+        except jsonish.AmbiguousJsonError as ambiguous:
+            problem, note, slots = messages.ambiguity(ambiguous)
+            return messages.error(problem, lang, tool=inputs.tool_name(named), note=note, **slots)
         if not tool:
-            return messages.error(f"the Action line names no tool: {messages.quote(written)}", lang)
-        end = self._extend(end)
-        return Action(tool, value, thought, self._rest(end), raw, repairs)
+            return messages.error("no_tool", lang, fragment=messages.quote(written))
+        rest = self._rest(self._extend(end))
+        if inputs.names_final_answer(tool):
+            return self._pseudo_answer(value, raw, thought, rest, lang)
+        return Action(tool, value, thought, rest, raw, repairs)
 
     def _final(self, tokens: list[Token], at: int, lang: str) -> Step:
         token = tokens[at]
         end = self._extend(token.end)
         answer = self._value(token._replace(end=end))
-        if not answer:
-            return messages.error("the Final Answer is empty", lang, rest=self._rest(end))
         return FinalAnswer(answer, self._thought(tokens, at), False, self._rest(end))
 
     def _implicit(self, lang: str) -> Step:
@@ -127,26 +152,30 @@ class Reader:
         body = self._value(Token(None, start, start, self._extend(self.window.stop), lang))
         rest = self._rest(self.window.end)
         if not body:
-            return messages.error("the completion is empty", lang, rest=rest)
+            return messages.error("empty", lang, rest=rest)
         problem = messages.implicit_problem(body)
         if problem is not None:
-            return messages.error(problem, lang, rest=rest)
+            return messages.error(problem, lang, rest=rest, fragment=messages.quote(body))
         return FinalAnswer(body, None, True, rest)
 
     def _no_decision(self, tokens: list[Token], lang: str) -> FormatError:
         kinds = {t.kind for t in tokens}
+        if grammar.ACTION in kinds:
+            written = [self._value(t) for t in tokens if t.kind == grammar.ACTION]
+            if any(written):
+                line = grammar.label(grammar.ACTION, lang) + " " + next(w for w in written if w)
+                return messages.error("no_action", lang, fragment=messages.quote(line))
+            return messages.error("no_tool", lang, fragment=messages.quote(""))
         if grammar.ACTION_INPUT in kinds:
-            problem = "an Action Input with no Action line before it"
-        elif grammar.ACTION in kinds:
-            problem = "`Action: None` but no Final Answer"
-        elif grammar.THOUGHT in kinds:
+            return messages.error("input_without_action", lang)
+        if grammar.FINAL_ANSWER in kinds:
+            return messages.error("empty_answer", lang)
+        if grammar.THOUGHT in kinds:
             thought = self._thought(tokens, len(tokens)) or ""
-            problem = f"a Thought with no Action or Final Answer: {messages.quote(thought)}"
-        else:
-            problem = "an Observation, which only the tool may write"
-        return messages.error(f"the completion has {problem}", lang)
+            return messages.error("thought_only", lang, fragment=messages.quote(thought))
+        return messages.error("observation_only", lang)
 
-    def _blob(self, token: Token, thought: str | None = None) -> Step | None:
+    def _blob(self, token: Token, lang: str, thought: str | None = None) -> Step | None:
         """A tool call written as JSON in the token's value; the pseudo-tool `Final Answer` is
         an answer. Before any keyword, the text before the object is the thought."""
         segment = self.text[token.value : token.end]
@@ -156,14 +185,39 @@ class Reader:
         blob = find_blob(segment, opener)
         if blob is None:
             return None
-        tool, raw, value, repairs = blob.call
         if token.kind in (None, grammar.THOUGHT):
-            thought = re.sub(_TAG, "", segment[: blob.begin]).strip() or None
+            thought = _TAG.sub("", segment[: blob.begin]).strip(BLANKS) or None
         rest = self._rest(self._extend(token.value + blob.end))
-        if spelled_keyword(f"{tool}:") == grammar.FINAL_ANSWER:
-            answer = value if isinstance(value, str) else raw
-            return FinalAnswer(answer, thought, False, rest)
+        if blob.problem is not None:
+            problem, note, slots = blob.problem
+            return messages.error(problem, lang, tool=blob.tool, note=note, rest=rest, **slots)
+        tool, raw, value, repairs = blob.call
+        if inputs.names_final_answer(tool):
+            return self._pseudo_answer(value, raw, thought, rest, lang)
+        if inputs.is_no_action(tool):
+            return messages.error("no_action", lang, fragment=messages.quote(tool), rest=rest)
         return Action(tool, value, thought, rest, raw, ("json_blob", *blob.repairs, *repairs))
+
+    def _pseudo_answer(
+        self, value: dict | str, raw: str, thought: str | None, rest: str, lang: str
+    ) -> Step:
+        """A call to the pseudo-tool `Final Answer` (`final_answer`): its input is the answer,
+        the text itself when the input is an object that holds one (`{"answer": …}`)."""
+        answer: object = value
+        if isinstance(value, dict):
+            key = next((k for k in _ANSWER_KEYS if k in value), None)
+            if key is not None:
+                answer = value[key]
+            elif len(value) == 1:
+                answer = next(iter(value.values()))
+            else:
+                answer = raw
+        if not isinstance(answer, str):
+            answer = json.dumps(answer, ensure_ascii=False)
+        answer = answer.strip(BLANKS)
+        if not answer:
+            return messages.error("empty_answer", lang, rest=rest)
+        return FinalAnswer(answer, thought, False, rest)
 
 
 def _lang_of(text: str) -> str:

@@ -1,6 +1,7 @@
 """Completion text -> the window the parser reads: where the leading reasoning ends, the later
-`<think>` blocks inside it, and where a stop-word residue begins. Only `str.find`-class scans,
-so a megabyte costs what its few `find` calls cost."""
+`<think>` blocks inside it, and where a stop-word residue begins. Only `str.find`-class scans
+(and, for a reply that opens with a long run of empty keywords, one linear match), so a
+megabyte costs what its few `find` calls cost."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ class Window:
 
     def __init__(self, text: str) -> None:
         self.end = _residue_start(text)
-        self.start = _reasoning_end(text)
-        self.stop = min(self.end, (self.start or 0) + SCAN_LIMIT)
-        self.masks = _think_blocks(text, self.start or 0, self.stop)
+        self.start = start = _reasoning_end(text)
+        if start is not None and len(text) - start > SCAN_LIMIT:
+            self.start = start = _past_empty_keywords(text, start)
+        self.stop = min(self.end, (start or 0) + SCAN_LIMIT)
+        self.masks = _think_blocks(text, start or 0, self.stop) if start is not None else []
 
     def masked(self, position: int) -> bool:
         return any(a <= position < b for a, b in self.masks)
@@ -36,6 +39,26 @@ class Window:
 @cache
 def _residue_pattern() -> re.Pattern[str]:
     return re.compile(grammar.STOP_RESIDUE_PATTERN)
+
+
+@cache
+def _empty_keywords() -> re.Pattern[str]:
+    """A run of keywords with nothing after them (`Thought: Action: Action Input: …`), the
+    last one captured. No two blank runs can meet, so a failing run costs linear time."""
+    markup = r"(?:\*\*|__|\*|_|`)"
+    keyword = (
+        rf"\s*{markup}?(?:{grammar.ANY_SPELLING_PATTERN})(?:[ \t]*{markup})?[ \t]*[:：](?:\*\*|__)?"
+    )
+    return re.compile(rf"(?:{keyword})*({keyword})", re.IGNORECASE)
+
+
+def _past_empty_keywords(text: str, start: int) -> int:
+    """Where the scan starts when the reply opens with a run of empty keywords longer than a
+    quarter of the scan limit: at the last of them, so the limit counts what follows it."""
+    run = _empty_keywords().match(text, start)
+    if run is None or run.end() - start < SCAN_LIMIT // 4:
+        return start
+    return run.start(1)
 
 
 def _residue_start(text: str) -> int:

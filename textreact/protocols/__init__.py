@@ -51,9 +51,11 @@ class Protocol(_Protocol):
         memory: MemoryConfig,
         lang: str,
         preface: str | None = None,
+        tool_choice: str = "auto",
     ) -> Request:
         """The request for the next turn; `preface` is an engine note the model must read
-        first (the best-effort request at the step limit)."""
+        first (the best-effort request at the step limit); `tool_choice` is OpenAI's "auto",
+        "required", "none" or a tool's name, for this turn."""
         ...
 
     def read(self, completion: Completion, tools: Sequence[Tool]) -> Reading:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from textreact import observation, templates
+from textreact import templates
 from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.protocols import Reading
@@ -68,6 +68,7 @@ class NativeProtocol:
         memory: MemoryConfig,
         lang: str,
         preface: str | None = None,
+        tool_choice: str = "auto",
     ) -> Request:
         messages = build_messages(
             opening, turns, config=memory, lang=lang, render=self.render_turn, preface=preface
@@ -76,7 +77,7 @@ class NativeProtocol:
             t.anthropic_spec() if self.dialect == "anthropic" else t.openai_spec() for t in tools
         ]
         # Tools stay offered at the step limit too: servers reject tool history without them.
-        return Request(_joined(messages), tools=tuple(specs))
+        return Request(_joined(messages), tools=tuple(specs), tool_choice=tool_choice)
 
     def render_turn(self, turn: Turn, whole: bool, shown: str | None, lang: str) -> list[Message]:
         """One turn in the dialect: the assistant message (its calls included) and what the
@@ -141,7 +142,9 @@ class NativeProtocol:
     def explain(self, error: FormatError, tools: Sequence[Tool], lang: str, *, again: bool) -> str:
         if error.problem == "empty_reply":
             return templates.note("native_empty", lang)
-        return observation.format_error(error, tools, lang, again=again)
+        if error.problem == "tool_required" and error.tool is not None:
+            return templates.note("native_tool_required_named", lang, tool=error.tool)
+        return templates.note(f"native_{error.problem}", lang)
 
 
 def _joined(messages: list[Message]) -> list[Message]:

@@ -21,15 +21,21 @@ if TYPE_CHECKING:
 
 class TextProtocol:
     """ReAct in plain text. `examples` replaces the bundled worked example (a list of
-    user/assistant messages; `[]` sends none)."""
+    user/assistant messages; `[]` sends none). With `constrain` (the default), each request
+    carries the tools' grammar, which a client that can constrain decoding sends to its
+    server (see `OpenAICompatModel(constrain=...)`); the parser reads every reply either way."""
 
     name = "text"
 
-    def __init__(self, *, examples: Sequence[Message] | None = None) -> None:
+    def __init__(
+        self, *, examples: Sequence[Message] | None = None, constrain: bool = True
+    ) -> None:
         self.examples = None if examples is None else [dict(m) for m in examples]
+        self.constrain = constrain
+        self._grammars: dict[tuple[tuple[Tool, ...], str, str], str] = {}
 
     def __repr__(self) -> str:
-        return "TextProtocol()"
+        return f"TextProtocol(constrain={self.constrain})"
 
     def opening(self, question: str, tools: Sequence[Tool], lang: str) -> list[Message]:
         return prompt.opening_messages(question, tools, lang=lang, examples=self.examples)
@@ -43,11 +49,26 @@ class TextProtocol:
         memory: MemoryConfig,
         lang: str,
         preface: str | None = None,
+        tool_choice: str = "auto",
     ) -> Request:
         messages = build_messages(
             opening, turns, config=memory, lang=lang, render=turn_messages, preface=preface
         )
-        return Request(messages, stop=grammar.STOP_SEQUENCES)
+        rules = self.grammar(tools, tool_choice, lang)
+        return Request(
+            messages, stop=grammar.STOP_SEQUENCES, grammar=rules, tool_choice=tool_choice
+        )
+
+    def grammar(self, tools: Sequence[Tool], tool_choice: str, lang: str) -> str | None:
+        """The grammar of one step with these tools (built once per tool set and choice)."""
+        if not self.constrain or not tools:
+            return None
+        key = (tuple(tools), tool_choice, lang)
+        if key not in self._grammars:
+            from textreact.constrain import tools_grammar
+
+            self._grammars[key] = tools_grammar(tools, tool_choice=tool_choice, lang=lang)
+        return self._grammars[key]
 
     def read(self, completion: Completion, tools: Sequence[Tool]) -> Reading:
         step = parse(completion.text)
