@@ -102,7 +102,10 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
         )
         for f in entry.functions
     ]
-    agent = Agent(model, tools, protocol=protocol, max_steps=1, best_effort=False)
+    # BFCL expects a call, as its own prompt mode does: a call is required.
+    agent = Agent(
+        model, tools, protocol=protocol, max_steps=1, best_effort=False, tool_choice="required"
+    )
     result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
     if action is None:
