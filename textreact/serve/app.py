@@ -1,0 +1,225 @@
+"""The ASGI app: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`.
+
+Stateless: every request carries its whole conversation, so any number of processes
+(`--workers N`) or replicas behind a load balancer serve the same clients. A request with
+`tools` is one model turn of the text protocol (see `textreact.serve.turn`), unless the
+model's own tool calls work and `--upstream-native` allows them; any other request is passed
+through unchanged, streamed or not."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from textreact import grammar
+from textreact.errors import MissingExtraError
+from textreact.models import Message
+from textreact.redact import public_url
+from textreact.serve import stream
+from textreact.serve.config import ServeConfig
+from textreact.serve.convert import ChatRequest, parse_request, text_messages
+from textreact.serve.errors import ServeError, bad_request
+from textreact.serve.reply import Chunks, completion_body
+from textreact.serve.turn import Judge, Problem
+from textreact.serve.upstream import Upstream
+from textreact.steps import Usage
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+INSTALL_HINT = "pip install 'textreact[serve]'"
+
+
+def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
+    """The proxy for `config.upstream`; `http_client` (an httpx.AsyncClient) replaces the
+    SDK's own, as in OpenAI's SDK."""
+    try:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+    except ImportError as exc:
+        raise MissingExtraError(f"textreact serve needs Starlette ({exc}): {INSTALL_HINT}") from exc
+    proxy = _Proxy(config, http_client)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        proxy.upstream = Upstream(config, http_client=http_client)
+        try:
+            yield
+        finally:
+            await proxy.upstream.close()
+
+    routes = [
+        Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
+        Route("/chat/completions", proxy.chat, methods=["POST"]),
+        Route("/v1/models", proxy.models, methods=["GET"]),
+        Route("/models", proxy.models, methods=["GET"]),
+        Route("/health", proxy.health, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+class _Proxy:
+    def __init__(self, config: ServeConfig, http_client: Any) -> None:
+        self.config = config
+        self.upstream: Upstream | None = None
+
+    async def health(self, request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"status": "ok", "upstream": public_url(self.config.upstream)})
+
+    async def models(self, request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        try:
+            return JSONResponse(await self._upstream.models(_key(request)))
+        except ServeError as error:
+            if error.status == 404 and self.config.model:  # an upstream without the endpoint
+                model = {"id": self.config.model, "object": "model", "owned_by": "textreact"}
+                return JSONResponse({"object": "list", "data": [model]})
+            return _error(error)
+
+    @property
+    def _upstream(self) -> Upstream:
+        if self.upstream is None:
+            raise RuntimeError("the app was not started: run it with lifespan events on")
+        return self.upstream
+
+    async def chat(self, request: Request) -> Response:
+        try:
+            try:
+                body = json.loads(await request.body())
+            except ValueError as exc:
+                raise bad_request(f"the request body is not JSON: {exc}") from None
+            call = parse_request(body, model=self.config.model)
+            key = _key(request)
+            upstream = self._upstream
+            if not call.tools or await upstream.native(call.model, key):
+                return await self._passthrough(call, key)
+            if call.stream:
+                return await self._stream(call, key)
+            return await self._complete(call, key)
+        except ServeError as error:
+            return _error(error)
+
+    async def _passthrough(self, call: ChatRequest, key: str | None) -> Response:
+        from starlette.responses import StreamingResponse
+
+        body = {**call.body, "model": call.model}
+        raw = await self._upstream.passthrough(body, key)
+        return StreamingResponse(raw.chunks, status_code=raw.status, media_type=raw.content_type)
+
+    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The upstream body (without its messages) and the grammar's fields for this call."""
+        stops = list(dict.fromkeys((*grammar.STOP_SEQUENCES, *call.stop)))
+        body = {**call.options, "model": call.model, "stop": stops}
+        server = await self._upstream.server()
+        if server is None:
+            return body, {}
+        from textreact.constrain import tools_grammar
+
+        rules = tools_grammar(call.tools, tool_choice=call.tool_choice, lang=self.config.lang)
+        return body, server.request_fields(rules)
+
+    def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
+        config = self.config
+        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        return Judge(call.tools, call.tool_choice, config.lang), messages
+
+    async def _complete(self, call: ChatRequest, key: str | None) -> Response:
+        from starlette.responses import JSONResponse
+
+        judge, messages = self._judge(call)
+        body, fields = await self._request(call)
+        usage, model, reasks = Usage(), call.model, 0
+        for attempt in range(2):
+            completion, named = await self._upstream.complete(
+                {**body, "messages": messages}, key, fields
+            )
+            usage += completion.usage
+            model = named or model
+            verdict = judge.read(completion)
+            if not isinstance(verdict, Problem):
+                break
+            if attempt == 0:
+                messages, reasks = judge.reask(messages, verdict), 1
+            else:
+                verdict = judge.give_up(verdict)
+        extra = {"protocol": "text", "reasks": reasks, "constrained": bool(fields)}
+        if getattr(verdict, "note", None):
+            extra["note"] = verdict.note
+        return JSONResponse(
+            completion_body(
+                verdict,
+                model=model,
+                usage=usage,
+                show_thoughts=self.config.show_thoughts,
+                extra=extra,
+            )
+        )
+
+    async def _stream(self, call: ChatRequest, key: str | None) -> Response:
+        from starlette.responses import StreamingResponse
+
+        judge, messages = self._judge(call)
+        body, fields = await self._request(call)
+
+        async def reopen(conversation: Sequence[Message]) -> AsyncIterator[Any]:
+            return await self._upstream.stream(
+                {**body, "messages": list(conversation)}, key, fields
+            )
+
+        first = await reopen(messages)
+        events = stream.events(
+            first,
+            judge=judge,
+            messages=messages,
+            reopen=reopen,
+            chunks=Chunks(call.model, include_usage=call.include_usage),
+            show_thoughts=self.config.show_thoughts,
+        )
+        return StreamingResponse(events, media_type="text/event-stream")
+
+
+def _key(request: Request) -> str | None:
+    """The bearer key the client sent, if any."""
+    value = request.headers.get("authorization", "")
+    scheme, _, key = value.partition(" ")
+    return key.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _error(error: ServeError) -> Response:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+@contextlib.contextmanager
+def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Run `app` on uvicorn in a background thread and yield its base URL (…/v1); it stops
+    when the block ends. Port 0 takes a free port. For tests, benchmarks and notebooks."""
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"uvicorn did not start on {host}:{port}")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://{host}:{bound}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

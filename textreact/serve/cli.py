@@ -1,0 +1,123 @@
+"""`textreact serve`: flags and environment -> a ServeConfig -> uvicorn. The only part of the
+server that reads the environment (the upstream's key may come from there)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from textreact.errors import MissingExtraError
+from textreact.redact import public_url
+from textreact.serve.config import CONSTRAIN_MODES, NATIVE_MODES, ServeConfig
+
+#: Where `--workers N` hands the configuration to each worker process.
+CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
+DEFAULT_PORT = 8765
+
+
+def add_parser(subcommands: Any) -> argparse.ArgumentParser:
+    """Register `serve` on the CLI's subcommands."""
+    from textreact.cli import seconds
+
+    serve = subcommands.add_parser(
+        "serve", help="an OpenAI-compatible proxy that gives any model tool calls"
+    )
+    serve.add_argument(
+        "--upstream", help="the model server's base URL, e.g. http://127.0.0.1:8080/v1 "
+        "(env TEXTREACT_UPSTREAM)"
+    )  # fmt: skip
+    serve.add_argument("--model", help="send this model name upstream, whatever clients ask")
+    serve.add_argument(
+        "--upstream-api-key", help="the upstream's key (env TEXTREACT_UPSTREAM_API_KEY); "
+        "without one, each client's own key is forwarded"
+    )  # fmt: skip
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="default 8765")
+    serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    serve.add_argument(
+        "--upstream-native", choices=NATIVE_MODES, default="off",
+        help="auto: pass tools through to a model whose own calls work (one probe per model)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--constrain", choices=CONSTRAIN_MODES, default="auto",
+        help="constrain replies with the tools' grammar where the upstream takes one",
+    )  # fmt: skip
+    serve.add_argument(
+        "--show-thoughts", action="store_true",
+        help="put the model's Thought in content too (always in reasoning_content)",
+    )  # fmt: skip
+    serve.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
+    serve.add_argument(
+        "--timeout", type=seconds, default=600.0, help="seconds per upstream read (default 600)"
+    )
+    serve.add_argument(
+        "--observation-limit", type=int, metavar="N",
+        help="show the model at most N characters of each tool result (default: all)",
+    )  # fmt: skip
+    serve.set_defaults(handler=run)
+    return serve
+
+
+def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeConfig:
+    """The configuration the flags and environment ask for; ConfigError when it is wrong."""
+    return ServeConfig(
+        upstream=args.upstream or env.get("TEXTREACT_UPSTREAM") or "",
+        model=args.model,
+        upstream_api_key=args.upstream_api_key or env.get("TEXTREACT_UPSTREAM_API_KEY"),
+        native=args.upstream_native,
+        constrain=args.constrain,
+        show_thoughts=args.show_thoughts,
+        lang=args.lang,
+        timeout=args.timeout,
+        observation_limit=args.observation_limit,
+    )
+
+
+def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
+    """Serve until interrupted; returns the exit code."""
+    config = config_from(args, os.environ if env is None else env)
+    if args.workers < 1 or not 0 <= args.port <= 65535:
+        from textreact.errors import ConfigError
+
+        raise ConfigError(
+            f"--workers must be >= 1 and --port 0-65535, got {args.workers} and {args.port}"
+        )
+    try:
+        import uvicorn
+    except ImportError as exc:
+        from textreact.serve.app import INSTALL_HINT
+
+        raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
+    where = f"http://{args.host}:{args.port}/v1"
+    print(
+        f"textreact serve: {where} -> {public_url(config.upstream)} "
+        f"({args.workers} worker{'s' if args.workers > 1 else ''})",
+        file=sys.stderr,
+    )
+    if args.workers == 1:
+        from textreact.serve.app import create_app
+
+        uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+        return 0
+    os.environ[CONFIG_VARIABLE] = json.dumps(dataclasses.asdict(config))
+    uvicorn.run(
+        "textreact.serve.cli:app_from_environment",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+    )
+    return 0
+
+
+def app_from_environment() -> Any:
+    """The app of one worker process, configured by the process that started the workers."""
+    from textreact.serve.app import create_app
+
+    return create_app(ServeConfig(**json.loads(os.environ[CONFIG_VARIABLE])))

@@ -1,0 +1,74 @@
+"""ServeConfig: what one `textreact serve` process is set to; the CLI builds it from flags and
+the environment, the app only reads it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from textreact import grammar
+from textreact.errors import ConfigError
+
+#: `--upstream-native`: never use the model's own tool calls, probe them, or always use them.
+NATIVE_MODES = ("off", "auto", "on")
+#: `--constrain`: detect whether the upstream takes a grammar, always send one, never.
+CONSTRAIN_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """One proxy in front of one upstream."""
+
+    #: The upstream's OpenAI-compatible base URL, usually ending in /v1.
+    upstream: str
+    #: The model asked of the upstream for every request; None sends the client's `model`.
+    model: str | None = None
+    #: The upstream's key; None forwards the key each client sends (if any).
+    upstream_api_key: str | None = None
+    #: "off": requests with tools always go through the text protocol; "auto": a model whose
+    #: own tool calls work (one probe per model) gets them passed through; "on": always.
+    native: str = "off"
+    #: Constrained decoding of text-protocol replies (see textreact.constrain).
+    constrain: str = "auto"
+    #: Put the model's Thought in `content` too (it is always in `reasoning_content`).
+    show_thoughts: bool = False
+    #: The language of the prompt and of every note.
+    lang: str = "en"
+    #: Seconds one upstream read may take (a slow local model needs many).
+    timeout: float = 600.0
+    #: The SDK's retries of a failed upstream request.
+    max_retries: int = 2
+    #: Characters of each tool result shown to the model (head and tail); None: all.
+    observation_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.upstream, str) or not self.upstream.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigError(
+                f"upstream must be an http(s) base URL such as http://127.0.0.1:8080/v1, got "
+                f"{self.upstream!r}"
+            )
+        if self.native not in NATIVE_MODES:
+            raise ConfigError(f"native must be one of {NATIVE_MODES}, got {self.native!r}")
+        if self.constrain not in CONSTRAIN_MODES:
+            raise ConfigError(f"constrain must be one of {CONSTRAIN_MODES}, got {self.constrain!r}")
+        if self.lang not in grammar.LANGUAGES:
+            raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {self.lang!r}")
+        if not (isinstance(self.timeout, (int, float)) and math.isfinite(self.timeout)) or (
+            self.timeout <= 0
+        ):
+            raise ConfigError(
+                f"timeout must be a finite number of seconds > 0, got {self.timeout!r}"
+            )
+        if (
+            isinstance(self.max_retries, bool)
+            or not isinstance(self.max_retries, int)
+            or (self.max_retries < 0)
+        ):
+            raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        limit = self.observation_limit
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
+            raise ConfigError(f"observation_limit must be an integer >= 1 or None, got {limit!r}")

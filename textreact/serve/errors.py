@@ -1,0 +1,105 @@
+"""Faults -> OpenAI error bodies: a malformed request is a 400 that names the field; an
+upstream failure keeps its meaning (a timeout is 504, an overloaded or rate-limited upstream
+503, anything else 502) and its own message, with every key blanked. What the client sent
+wrong to the upstream (an unknown model, a refused key) keeps the upstream's 4xx status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textreact.models.openai_compat import server_message
+from textreact.redact import blank_data, public_url
+
+#: Upstream statuses that are the client's to fix, passed on as they are.
+_CLIENT_STATUSES = frozenset({400, 401, 403, 404, 409, 413, 422})
+
+
+class ServeError(Exception):
+    """An HTTP error in OpenAI's shape; raised inside the server, answered by the app."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.param = param
+        self.code = code
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        """`{"error": {"message", "type", "param", "code"}}`, as OpenAI's API answers."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.type,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+def bad_request(message: str, param: str | None = None) -> ServeError:
+    """A 400 for what the client sent: `message` says what was expected and what was found."""
+    return ServeError(400, message, param=param)
+
+
+def upstream_fault(exc: Exception, url: str, secrets: Sequence[str | None]) -> ServeError:
+    """An exception of the openai SDK while talking to the upstream, as the error to answer."""
+    import openai
+
+    where = public_url(url)
+    message = server_message(exc, None, secrets=[s for s in secrets if s])
+    if isinstance(exc, openai.APITimeoutError):
+        return ServeError(
+            504, f"the upstream at {where} did not answer in time: {message}", type="timeout"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ServeError(
+            502, f"cannot reach the upstream at {where}: {message}", type="upstream_error"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        headers = {}
+        retry = exc.response.headers.get("retry-after") if exc.response is not None else None
+        if retry:
+            headers["retry-after"] = retry
+        if status in _CLIENT_STATUSES:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            blanked = blank_data(body, list(secrets))
+            return ServeError(
+                status,
+                message,
+                type=str(blanked.get("type") or "invalid_request_error"),
+                param=blanked.get("param") if isinstance(blanked.get("param"), str) else None,
+                code=blanked.get("code") if isinstance(blanked.get("code"), str) else None,
+                headers=headers,
+            )
+        shown = f"the upstream at {where} answered HTTP {status}: {message}"
+        if status in (429, 503):
+            return ServeError(503, shown, type="upstream_unavailable", headers=headers)
+        return ServeError(502, shown, type="upstream_error", headers=headers)
+    return ServeError(
+        502,
+        f"the upstream at {where} sent a reply that is not valid: {message}",
+        type="upstream_error",
+    )
+
+
+def malformed_upstream(url: str, what: str) -> ServeError:
+    """A 502 for an upstream reply that is not a chat completion."""
+    return ServeError(
+        502,
+        f"the upstream at {public_url(url)} sent {what}; check that it speaks the OpenAI "
+        "chat-completions format (its base URL usually ends in /v1)",
+        type="upstream_error",
+    )

@@ -1,0 +1,142 @@
+"""Verdicts -> OpenAI's response shapes: the `chat.completion` body, and the
+`chat.completion.chunk` events of a stream (role first, content or a tool call's name then its
+arguments in pieces, the finish reason, the usage when asked, `[DONE]`)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from textreact.serve.turn import Answer, Call
+from textreact.steps import Usage
+
+#: Characters of a call's argument string per streamed piece.
+ARGUMENT_PIECE = 24
+
+
+def call_id() -> str:
+    """A fresh tool call id in OpenAI's style; the text protocol has none of its own."""
+    return f"call_{secrets.token_hex(12)}"
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{secrets.token_hex(12)}"
+
+
+def usage_body(usage: Usage) -> dict[str, int]:
+    total = usage.prompt_tokens + usage.completion_tokens
+    return {**usage.to_dict(), "total_tokens": total}
+
+
+def arguments_text(call: Call) -> str:
+    """The validated arguments as the JSON string OpenAI's `function.arguments` carries."""
+    return json.dumps(call.arguments, ensure_ascii=False)
+
+
+def message_body(verdict: Call | Answer, *, show_thoughts: bool) -> tuple[dict[str, Any], str]:
+    """(the assistant message, the finish reason) for one verdict."""
+    thought = verdict.thought
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if isinstance(verdict, Call):
+        message["content"] = thought if show_thoughts and thought else None
+        message["tool_calls"] = [
+            {
+                "id": call_id(),
+                "type": "function",
+                "function": {"name": verdict.tool.name, "arguments": arguments_text(verdict)},
+            }
+        ]
+        reason = "tool_calls"
+    else:
+        shown = f"{thought}\n\n{verdict.text}" if show_thoughts and thought else verdict.text
+        message["content"] = shown
+        reason = verdict.finish_reason
+    if thought:
+        message["reasoning_content"] = thought
+    return message, reason
+
+
+def completion_body(
+    verdict: Call | Answer,
+    *,
+    model: str,
+    usage: Usage,
+    show_thoughts: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The whole `chat.completion` body; `extra` adds textreact's own fields (what was
+    re-asked, the note), which OpenAI clients ignore."""
+    message, reason = message_body(verdict, show_thoughts=show_thoughts)
+    body = {
+        "id": completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": reason, "logprobs": None}],
+        "usage": usage_body(usage),
+    }
+    if extra:
+        body["textreact"] = extra
+    return body
+
+
+class Chunks:
+    """The SSE events of one streamed completion, in OpenAI's format."""
+
+    def __init__(self, model: str, *, include_usage: bool = False) -> None:
+        self.id = completion_id()
+        self.created = int(time.time())
+        self.model = model
+        self.include_usage = include_usage
+
+    def event(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+        return self._data({"choices": [choice]})
+
+    def _data(self, fields: dict[str, Any]) -> bytes:
+        body = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            **fields,
+        }
+        if self.include_usage and "usage" not in body:
+            body["usage"] = None
+        return sse(body)
+
+    def role(self) -> bytes:
+        return self.event({"role": "assistant", "content": ""})
+
+    def content(self, text: str) -> bytes:
+        return self.event({"content": text})
+
+    def reasoning(self, text: str) -> bytes:
+        return self.event({"reasoning_content": text})
+
+    def call(self, call: Call) -> Iterator[bytes]:
+        """A call as OpenAI streams one: its id and name, then its arguments in pieces."""
+        start = {"index": 0, "id": call_id(), "type": "function"}
+        start["function"] = {"name": call.tool.name, "arguments": ""}
+        yield self.event({"tool_calls": [start]})
+        text = arguments_text(call)
+        for at in range(0, len(text), ARGUMENT_PIECE):
+            piece = {"index": 0, "function": {"arguments": text[at : at + ARGUMENT_PIECE]}}
+            yield self.event({"tool_calls": [piece]})
+
+    def finish(self, reason: str, usage: Usage) -> Iterator[bytes]:
+        """The last events: the finish reason, the usage when asked for, `[DONE]`."""
+        yield self.event({}, reason)
+        if self.include_usage:
+            yield self._data({"choices": [], "usage": usage_body(usage)})
+        yield DONE
+
+
+def sse(data: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"

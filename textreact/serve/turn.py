@@ -1,0 +1,138 @@
+"""One reply of the upstream -> what the proxy answers: a call of one of the request's own
+tools with repaired, validated arguments, an answer, or a problem that earns one re-ask.
+
+The same judgement serves a whole reply and a streamed one, so the two can never disagree
+about what a reply means. It is the loop's judgement of one turn without the loop: a format
+error, an unknown tool, arguments that do not fit the schema, a reply that breaks
+`tool_choice` or is cut by the length limit is answered with the observation the loop would
+send, once; a second failure comes back as plain content with a note, never as a call the
+model did not make."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from textreact import grammar, observation, templates
+from textreact.constrain import TOOL_CHOICES
+from textreact.models import Message
+from textreact.protocols.text import TextProtocol
+from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
+from textreact.tools import Tool, ToolBox
+
+#: Longest problem description shown in a note, in characters.
+_PROBLEM_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Call:
+    """The reply calls one of the request's tools with arguments that fit its schema."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    thought: str | None = None
+    repairs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The reply is content for the client (an answer, or a failed reply shown with a note)."""
+
+    text: str
+    thought: str | None = None
+    finish_reason: str = "stop"
+    #: Why the content is not what the model answered as such (the unread note); None if it is.
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The reply cannot be used as it is: `observation` is what the re-ask tells the model."""
+
+    observation: str
+    #: The problem in one line, for the note when the re-ask fails too.
+    summary: str
+    #: The reply as kept in the conversation (what the model is shown it wrote).
+    kept: str
+    #: What the client gets as content if it comes to that.
+    shown: str
+    thought: str | None = None
+
+
+Verdict = Union[Call, Answer, Problem]  # noqa: UP007 (a runtime alias works on 3.10)
+
+
+class Judge:
+    """The judgement of replies for one request: its tools, its `tool_choice`, its language."""
+
+    def __init__(self, tools: Sequence[Tool], tool_choice: str = "auto", lang: str = "en") -> None:
+        self.tools = tuple(tools)
+        self.box = ToolBox(self.tools)
+        self.tool_choice = tool_choice
+        self.lang = lang
+        self.protocol = TextProtocol(examples=[])
+
+    def read(self, completion: Completion) -> Verdict:
+        """What the reply means for this request."""
+        reading = self.protocol.read(completion, self.tools)
+        return self.judge(reading.steps[0], reading.text, completion.finish_reason)
+
+    def judge(self, step: Step, kept: str, finish_reason: str = "stop") -> Verdict:
+        """What one parsed step means, `kept` being the reply minus what the parser cut."""
+        if isinstance(step, FormatError):
+            return self._problem(step, kept, kept, None)
+        broken = self._broken(step)
+        if broken is not None:
+            return self._problem(broken, kept, _shown(step, kept), step.thought)
+        if finish_reason == "length" and isinstance(step, Action):
+            note = self.protocol.note("truncated", self.lang)
+            return Problem(note, _one_line(note), kept, kept, step.thought)
+        if isinstance(step, FinalAnswer):
+            cut = "length" if finish_reason == "length" else "stop"
+            return Answer(step.answer, step.thought, cut)
+        prepared = self.box.prepare(step.tool, step.input, self.lang)
+        if isinstance(prepared, ToolResult):
+            text = observation.observe(prepared, lang=self.lang)
+            return Problem(text, _one_line(prepared.error or ""), kept, kept, step.thought)
+        repairs = step.repairs + prepared.repairs
+        return Call(prepared.tool, prepared.arguments, step.thought, repairs)
+
+    def _broken(self, step: Step) -> FormatError | None:
+        """The error for a step that breaks `tool_choice`; a call of another tool than the
+        one named counts as no call of it."""
+        choice = self.tool_choice
+        if isinstance(step, Action) and choice not in TOOL_CHOICES:
+            tool = self.box.resolve(step.tool)
+            if tool is not None and tool.name != choice:
+                step = FinalAnswer("", step.thought)
+        return observation.against_choice(step, choice, self.tools, self.lang)
+
+    def _problem(self, error: FormatError, kept: str, shown: str, thought: str | None) -> Problem:
+        text = self.protocol.explain(error, self.tools, self.lang, again=False)
+        return Problem(text, _one_line(error.message), kept, shown, thought)
+
+    def reask(self, messages: Sequence[Message], problem: Problem) -> list[Message]:
+        """The conversation with the failed reply and the observation that answers it."""
+        said = grammar.render_observation(problem.observation, self.lang)
+        return [
+            *messages,
+            {"role": "assistant", "content": problem.kept},
+            {"role": "user", "content": said},
+        ]
+
+    def give_up(self, problem: Problem) -> Answer:
+        """The content for a reply that failed its re-ask too: what the model wrote, and a
+        note that says why it is text."""
+        note = templates.render("serve/unread.md", self.lang, {"problem": problem.summary})
+        text = f"{problem.shown}\n\n{note}" if problem.shown.strip() else note
+        return Answer(text, problem.thought, "stop", note)
+
+
+def _shown(step: Step, kept: str) -> str:
+    return step.answer if isinstance(step, FinalAnswer) else kept
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _PROBLEM_CHARS else line[:_PROBLEM_CHARS] + " …"

@@ -1,0 +1,285 @@
+"""The upstream model server, through the official openai SDK (its connection pool, retries
+and backoff): plain text requests for the text protocol, whole or streamed; requests passed
+through unchanged; what the upstream takes, found out once (a grammar: once per upstream;
+working native calls: one probe per model) and remembered for the life of the process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from textreact import templates
+from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
+from textreact.serve.errors import ServeError, malformed_upstream, upstream_fault
+from textreact.steps import Completion, Usage
+
+if TYPE_CHECKING:
+    import httpx
+
+    from textreact.constrain import ServerInfo
+    from textreact.serve.config import ServeConfig
+
+_PROBE_TOOL = "get_weather"
+_PROBE_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One event of a streamed reply: new text, the finish reason, the usage (at the end)."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An upstream response passed through as it came: status, content type, body bytes."""
+
+    status: int
+    content_type: str
+    chunks: AsyncIterator[bytes]
+
+
+class Upstream:
+    """One upstream for the life of the app; every request may carry its own key."""
+
+    def __init__(self, config: ServeConfig, *, http_client: httpx.AsyncClient | None = None):
+        import openai  # deferred: the SDK takes a moment to import
+
+        self.config = config
+        self.url = config.upstream.rstrip("/")
+        self.client = openai.AsyncOpenAI(
+            api_key=config.upstream_api_key or PLACEHOLDER_API_KEY,
+            base_url=self.url,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            http_client=http_client,
+        )
+        self._server: ServerInfo | None = None
+        self._told = False
+        self._telling = asyncio.Lock()
+        self._native: dict[str, bool] = {}
+        self._probing: dict[str, asyncio.Lock] = {}
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    def _client(self, key: str | None) -> Any:
+        """The SDK client for a request: the server's own key, else the one the client sent."""
+        if self.config.upstream_api_key or not key:
+            return self.client
+        return self.client.with_options(api_key=key)
+
+    def _secrets(self, key: str | None) -> list[str | None]:
+        return [self.config.upstream_api_key, key]
+
+    async def _post(self, body: Mapping[str, Any], key: str | None) -> httpx.Response:
+        """The upstream's response to one chat request, its body not yet read; raises
+        ServeError for every failure (after the SDK's retries)."""
+        import httpx
+        import openai
+
+        try:
+            return await self._client(key).post(
+                "/chat/completions", cast_to=httpx.Response, body=dict(body), stream=True
+            )
+        except openai.OpenAIError as exc:
+            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+
+    async def _send(
+        self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any]
+    ) -> httpx.Response:
+        """`_post` with the grammar's fields; an upstream that refuses them is asked again
+        without, and is sent no grammar again."""
+        try:
+            return await self._post({**body, **grammar}, key)
+        except ServeError as error:
+            if not grammar or error.status != 400 or "grammar" not in error.message.lower():
+                raise
+            self._server = None
+            return await self._post(body, key)
+
+    async def complete(
+        self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
+    ) -> tuple[Completion, str | None]:
+        """One whole text reply, and the model name the upstream gave."""
+        response = await self._send({**body, "stream": False}, key, grammar)
+        try:
+            data = json.loads(await response.aread())
+        except ValueError:
+            raise malformed_upstream(self.url, "a reply that is not JSON") from None
+        finally:
+            await response.aclose()
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise malformed_upstream(self.url, "a reply without choices")
+        message = choices[0].get("message") or {}
+        text = message.get("content") if isinstance(message, dict) else None
+        usage = usage_of(data.get("usage") or {}) or Usage()
+        reason = choices[0].get("finish_reason") or "stop"
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        return Completion(text if isinstance(text, str) else "", str(reason), usage), model
+
+    async def stream(
+        self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
+    ) -> AsyncIterator[Delta]:
+        """A streamed text reply: the request is made before this returns (so a refusal is
+        an HTTP error, not an event), then its events are read as the iterator is."""
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        response = await self._send(streamed, key, grammar)
+        return self._deltas(response, key)
+
+    async def _deltas(self, response: httpx.Response, key: str | None) -> AsyncIterator[Delta]:
+        import httpx
+
+        try:
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                yield _delta(json.loads(data), self.url)
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ServeError(
+                502,
+                f"the upstream stream broke off: {type(exc).__name__}: {exc}",
+                type="upstream_error",
+            ) from exc
+        finally:
+            await response.aclose()
+
+    async def passthrough(self, body: dict[str, Any], key: str | None) -> Raw:
+        """The request sent as the client wrote it, the response returned as it came."""
+        response = await self._post(body, key)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in response.aiter_bytes():
+                    yield chunk
+            finally:
+                await response.aclose()
+
+        kind = response.headers.get("content-type", "application/json")
+        return Raw(response.status_code, kind, chunks())
+
+    async def models(self, key: str | None) -> dict[str, Any]:
+        """The upstream's `GET /models`, as it answered."""
+        import httpx
+        import openai
+
+        try:
+            response = await self._client(key).get("/models", cast_to=httpx.Response)
+            return json.loads(response.content)
+        except openai.OpenAIError as exc:
+            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+        except ValueError:
+            raise malformed_upstream(self.url, "a model list that is not JSON") from None
+
+    async def server(self) -> ServerInfo | None:
+        """What the upstream takes, told once: None when it takes no grammar (or constrained
+        decoding is off)."""
+        if self._told:
+            return self._server
+        async with self._telling:
+            if not self._told:
+                self._server = await asyncio.to_thread(self._tell)
+                self._told = True
+        return self._server
+
+    def _tell(self) -> ServerInfo | None:
+        from textreact.constrain import ServerInfo, detect_server
+
+        mode = self.config.constrain
+        if mode == "off":
+            return None
+        found = detect_server(self.url, api_key=self.config.upstream_api_key, timeout=5.0)
+        if found is None and mode == "on":
+            return ServerInfo("llama.cpp", True, evidence="--constrain on")
+        return found if found is not None and found.grammar else None
+
+    async def native(self, model: str, key: str | None) -> bool:
+        """Whether `model`'s own tool calls work: `--upstream-native on` says so, `off` says
+        not; `auto` asks the model once, with one tool and a question that needs it."""
+        mode = self.config.native
+        if mode != "auto":
+            return mode == "on"
+        if model in self._native:
+            return self._native[model]
+        lock = self._probing.setdefault(model, asyncio.Lock())
+        async with lock:
+            if model not in self._native:
+                self._native[model] = await self._probe(model, key)
+        return self._native[model]
+
+    async def _probe(self, model: str, key: str | None) -> bool:
+        lang = self.config.lang
+        tool = {
+            "type": "function",
+            "function": {
+                "name": _PROBE_TOOL,
+                "description": templates.render("serve/probe_tool.md", lang, {}),
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }
+        question = templates.render("serve/probe.md", lang, {})
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": question}],
+            "tools": [tool],
+            "max_tokens": _PROBE_TOKENS,
+            "temperature": 0,
+        }
+        try:
+            response = await self._post(body, key)
+        except ServeError as error:
+            if error.status in (400, 404, 422, 501):  # tools refused: no native calls
+                return False
+            raise
+        try:
+            data = json.loads(await response.aread())
+        except ValueError:
+            return False
+        finally:
+            await response.aclose()
+        return _probe_called(data)
+
+
+def _probe_called(data: Any) -> bool:
+    """Whether a probe reply holds a real call of the probe tool with a city."""
+    try:
+        call = data["choices"][0]["message"]["tool_calls"][0]["function"]
+        arguments = call["arguments"]
+        arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    city = arguments.get("city") if isinstance(arguments, dict) else None
+    return call.get("name") == _PROBE_TOOL and isinstance(city, str) and bool(city.strip())
+
+
+def _delta(data: Any, url: str) -> Delta:
+    """One SSE data object of a chat stream as a Delta; an error event is a ServeError."""
+    if not isinstance(data, dict):
+        raise malformed_upstream(url, "a stream event that is not an object")
+    if isinstance(data.get("error"), dict):
+        message = str(data["error"].get("message", "the upstream failed mid-stream"))
+        raise ServeError(502, f"the upstream failed mid-stream: {message}", type="upstream_error")
+    usage = usage_of(data["usage"]) if isinstance(data.get("usage"), dict) else None
+    choices = data.get("choices") or []
+    choice = choices[0] if isinstance(choices, list) and choices else {}
+    delta = choice.get("delta") if isinstance(choice, dict) else None
+    text = delta.get("content") if isinstance(delta, dict) else None
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return Delta(
+        text if isinstance(text, str) else "",
+        reason if isinstance(reason, str) else None,
+        usage or Usage(),
+    )
