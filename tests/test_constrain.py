@@ -509,6 +509,31 @@ class TestRealServer:
         assert with_tools.status_code == 400
         assert "tools" in with_tools.text
 
+    @pytest.mark.parametrize("lang", grammar.LANGUAGES)
+    def test_awkward_names_and_values_make_a_grammar_the_server_accepts(
+        self, base_url: str, lang: str
+    ) -> None:
+        odd = Tool.from_schema(
+            "odd.tool-1",
+            "Use it.",
+            {
+                "properties": {
+                    'we"ird\\name': {"enum": ['a"b', "c\\d", "e\nf", "日本", 3, None, True]},
+                    "t\tab": {"type": "array", "items": {"type": "string", "maxLength": 2}},
+                    "nested": {"properties": {"x": {"type": ["number", "null"]}}},
+                    "free": {"type": "object"},
+                },
+                "required": ['we"ird\\name'],
+            },
+        )
+        text = tools_grammar([*builtin_tools(), odd], lang=lang)
+        body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1, "grammar": text}
+        assert _post(base_url, body).status_code == 200
+        written = Action(
+            tool=odd.name, input={'we"ird\\name': "e\nf", "t\tab": ["ab"]}, thought="ok"
+        )
+        assert matches(text, step_text(written, lang))
+
     def test_every_bfcl_schema_makes_a_grammar_the_server_accepts(self, base_url: str) -> None:
         from test_bfcl_schemas import BFCL, _functions, _tool
 
