@@ -1,0 +1,96 @@
+"""Helpers for the `textreact serve` tests: the proxy running in a thread in front of the
+loopback fake upstream, tool specs in OpenAI's shape, and streamed upstream replies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from fakeserver import FakeServer, Reply, chat_completion
+
+from textreact.serve import ServeConfig, create_app, serving
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "the city"},
+                "days": {"type": "integer", "description": "forecast days"},
+            },
+            "required": ["city"],
+        },
+    },
+}
+CLOCK = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The time now in a time zone.",
+        "parameters": {
+            "type": "object",
+            "properties": {"zone": {"type": "string"}},
+            "required": ["zone"],
+        },
+    },
+}
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def text(reply: str, **fields: Any) -> Reply:
+    """An upstream reply whose message content is `reply`."""
+    return Reply(body=chat_completion(reply, **fields))
+
+
+def streamed(
+    reply: str,
+    *,
+    pieces: int = 5,
+    finish_reason: str = "stop",
+    usage: tuple[int, int] | None = (11, 7),
+) -> Reply:
+    """An upstream SSE stream that sends `reply` in `pieces` content deltas, then the finish
+    and (when given) the usage chunk, then [DONE]."""
+    size = max(1, -(-len(reply) // pieces))
+    parts = [reply[i : i + size] for i in range(0, len(reply), size)]
+    events: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": ""})]
+    events += [_chunk({"content": part}) for part in parts]
+    events.append(_chunk({}, finish_reason))
+    if usage is not None:
+        counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1]}
+        events.append(
+            {**_chunk({}), "choices": [], "usage": {**counts, "total_tokens": sum(usage)}}
+        )
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    return Reply(body=body, headers={"content-type": "text/event-stream"})
+
+
+def _chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-up",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+@contextlib.contextmanager
+def proxy(replies: Iterable[Reply] = (), **settings: Any) -> Iterator[tuple[FakeServer, str]]:
+    """(the fake upstream, the proxy's base URL) for the block; `settings` go to ServeConfig."""
+    settings.setdefault("constrain", "off")
+    settings.setdefault("max_retries", 0)
+    with FakeServer(replies) as upstream:
+        app = create_app(ServeConfig(upstream.base_url, **settings))
+        with serving(app) as url:
+            yield upstream, url
+
+
+def sent_messages(upstream: FakeServer, index: int = -1) -> list[dict[str, Any]]:
+    """The messages of one chat request the upstream received."""
+    return upstream.posts[index].body["messages"]
