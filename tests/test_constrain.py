@@ -4,16 +4,15 @@ kind, and the detection of a server from what it says about itself."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from fakeserver import FakeServer
+from hypothesis import given
+from hypothesis import strategies as st
 
 from textreact import grammar, parse
 from textreact.constrain import (
@@ -211,6 +210,26 @@ def test_a_value_matches_exactly_when_it_fits_the_schema(
         assert matches(text, _json(value)), (value, text)
     for value in bad:
         assert not matches(text, _json(value)), (value, text)
+
+
+#: No lone surrogates (UTF-8 cannot carry them) and no raw DEL (written as \u007f instead).
+TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x7f"), max_size=40)
+
+
+@given(value=TEXT)
+def test_any_string_matches_as_json_when_it_is_not_blank_at_its_start(value: str) -> None:
+    text = schema_grammar({"type": "string"})
+    written = json.dumps(value, ensure_ascii=False)
+    blank = not value or value[0] in " \t\n\r"
+    assert matches(text, written) is (not blank), written
+    assert matches(text, json.dumps(value)) is (not blank)  # \uXXXX escapes too
+
+
+@given(value=st.integers(min_value=-(10**16) + 1, max_value=10**16 - 1), extra=st.booleans())
+def test_any_integer_of_at_most_16_digits_matches(value: int, extra: bool) -> None:
+    text = schema_grammar({"type": "integer"})
+    assert matches(text, str(value))
+    assert not matches(text, f"{value}.5" if extra else f"0{abs(value)}")
 
 
 def test_object_members_come_in_schema_order_optional_ones_left_out_at_will() -> None:
@@ -421,26 +440,10 @@ def test_detection_over_real_http_on_loopback() -> None:
 
 # against the real llama.cpp server (the embedded model)
 
+from test_local_model import TIMEOUT, needs_model  # noqa: E402
+from test_local_model import base_url as base_url  # noqa: E402  (the module's one server)
+
 from textreact.models import local  # noqa: E402
-
-GGUF = local.gguf_path(local.default_cache_dir(os.environ))
-TIMEOUT = 600.0
-needs_model = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("xllamacpp") is None,
-        reason=f"xllamacpp is not installed: {local.INSTALL_HINT}",
-    ),
-    pytest.mark.skipif(
-        not GGUF.is_file(), reason=f"no {GGUF}: run `textreact pull` to fetch the local model"
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with local.local_server(GGUF, ready_timeout=TIMEOUT) as url:
-        yield url
 
 
 def _post(base_url: str, body: dict[str, Any]) -> httpx.Response:

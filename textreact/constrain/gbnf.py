@@ -35,8 +35,9 @@ _NAME_PART: Final = re.compile(r"[^a-z0-9]+")
 _SMALL_RANGE: Final = 32
 _SHARED: Final[dict[str, str]] = {
     "char": r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
-    # The first character of a string that must not be blank (the validator refuses blanks).
-    "lead-char": r'[^"\\\x7F\x00-\x20] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    # The first character of a string that must not be blank (the validator refuses blanks):
+    # no space, tab or line break, raw or escaped.
+    "lead-char": r'[^"\\\x7F\x00-\x20] | "\\" (["\\/bf] | "u" [0-9a-fA-F]{4})',
     "integer": '"-"? ([0-9] | [1-9] [0-9]{1,15})',
     "natural": "[0-9] | [1-9] [0-9]{1,15}",
     "number": 'integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,2})?',
