@@ -1,0 +1,153 @@
+"""The streaming committer and the judgement of one reply, without HTTP: however a reply is
+split into deltas, what is sent as content is exactly the answer the whole reply holds, a call
+is sent once and only when its arguments are complete and valid, and no thought leaks."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from textreact.parser import parse
+from textreact.serve.convert import request_tools
+from textreact.serve.stream import Committer
+from textreact.serve.turn import Answer, Call, Judge, Problem
+from textreact.steps import Completion
+
+from serve_support import CLOCK, WEATHER  # isort: skip
+
+TOOLS = request_tools([WEATHER, CLOCK])
+
+ANSWERS = [
+    "Thought: easy.\nFinal Answer: It is 18 °C and sunny in Paris.",
+    "Thought: two lines.\nFinal Answer: First line.\nSecond line, with Action words inside.",
+    "**Final Answer:** Bold label, then the answer.",
+    "Thought: x\nFinal Answer: 42\nObservation: hallucinated",
+    "Final Answer: the answer\nAction: get_time\nAction Input: {}",
+    "思考：很简单。\n最终答案：巴黎现在18度，天气晴朗。",
+    "Just prose with no keyword at all.",
+]
+CALLS = [
+    'Thought: I need it.\nAction: get_weather\nAction Input: {"city": "Paris"}',
+    'Action: get_weather\nAction Input: {"city": "Paris", "days": 3}\nObservation: 18 C',
+    'Thought: clock.\nAction: get_time\nAction Input: {"zone": "CET"}\n',
+]
+
+
+def _feed(reply: str, cuts: list[int], judge: Judge, *, show: bool = False) -> tuple:
+    committer = Committer(judge, show_thoughts=show)
+    events = []
+    for end in [*sorted(set(cuts)), len(reply)]:
+        events += committer.feed(reply[:end])
+    verdict, left = committer.finish(reply, "stop")
+    return verdict, events + left
+
+
+def _content(events: list) -> str:
+    return "".join(value for kind, value in events if kind == "content")
+
+
+@given(st.sampled_from(ANSWERS), st.lists(st.integers(0, 120), max_size=30))
+def test_streamed_content_is_exactly_the_answer_however_the_reply_is_split(reply, cuts) -> None:
+    verdict, events = _feed(reply, [c for c in cuts if c <= len(reply)], Judge(TOOLS))
+    assert isinstance(verdict, Answer)
+    assert _content(events) == parse(reply).answer == verdict.text
+    assert not [e for e in events if e[0] == "call"]
+    thought = parse(reply).thought
+    assert thought is None or thought not in _content(events)
+
+
+@given(st.sampled_from(CALLS), st.lists(st.integers(0, 120), max_size=30))
+def test_a_streamed_call_is_sent_once_with_the_whole_arguments(reply, cuts) -> None:
+    verdict, events = _feed(reply, [c for c in cuts if c <= len(reply)], Judge(TOOLS))
+    calls = [value for kind, value in events if kind == "call"]
+    assert calls == [verdict] and isinstance(verdict, Call)
+    assert verdict.arguments == parse(reply).input
+    assert _content(events) == ""
+
+
+def test_an_answer_streams_before_the_reply_ends() -> None:
+    committer = Committer(Judge(TOOLS))
+    reply = "Thought: t\nFinal Answer: It is eighteen degrees and sunny in Paris today"
+    sent = [_content(committer.feed(reply[:end])) for end in range(0, len(reply) + 1, 8)]
+    assert sum(1 for piece in sent if piece) > 3
+
+
+def test_a_call_is_not_sent_while_its_arguments_are_incomplete_or_invalid() -> None:
+    committer = Committer(Judge(TOOLS))
+    partial = 'Action: get_weather\nAction Input: {"city": "Par'
+    assert committer.feed(partial) == []
+    assert committer.feed(partial + "is") == []  # the parser would repair it: not yet
+    invalid = Committer(Judge(TOOLS))
+    assert invalid.feed('Action: get_weather\nAction Input: {"days": "x"}\n') == []
+    verdict, left = invalid.finish('Action: get_weather\nAction Input: {"days": "x"}\n', "stop")
+    assert isinstance(verdict, Problem) and left == []
+
+
+def test_a_call_is_sent_as_soon_as_its_input_line_ends() -> None:
+    committer = Committer(Judge(TOOLS))
+    events = committer.feed('Thought: go\nAction: get_time\nAction Input: {"zone": "CET"}\nObs')
+    assert [kind for kind, _ in events] == ["reasoning", "call"]
+    assert (
+        committer.feed(
+            'Thought: go\nAction: get_time\nAction Input: {"zone": "CET"}\nObservation: 1'
+        )
+        == []
+    )
+
+
+def test_show_thoughts_sends_the_thought_as_content_first() -> None:
+    _, events = _feed(ANSWERS[0], [], Judge(TOOLS), show=True)
+    assert _content(events) == "easy.\n\nIt is 18 °C and sunny in Paris."
+    assert events[0] == ("reasoning", "easy.")
+
+
+@pytest.mark.parametrize("choice", ["required", "get_weather"])
+def test_no_content_streams_when_a_call_is_required(choice: str) -> None:
+    verdict, events = _feed(ANSWERS[0], list(range(0, 60, 5)), Judge(TOOLS, choice))
+    assert isinstance(verdict, Problem) and events == []
+
+
+def test_a_call_under_tool_choice_none_is_a_problem() -> None:
+    verdict, events = _feed(CALLS[0], list(range(0, 80, 7)), Judge(TOOLS, "none"))
+    assert isinstance(verdict, Problem) and events == []
+
+
+# the judgement of whole replies
+
+
+@pytest.mark.parametrize(
+    ("reply", "choice", "reason", "expected"),
+    [
+        (CALLS[0], "auto", "stop", Call),
+        (CALLS[0], "required", "stop", Call),
+        (CALLS[0], "get_time", "stop", Problem),
+        (CALLS[0], "none", "stop", Problem),
+        (CALLS[0], "auto", "length", Problem),
+        (ANSWERS[0], "auto", "length", Answer),
+        (ANSWERS[0], "none", "stop", Answer),
+        (ANSWERS[0], "required", "stop", Problem),
+        ("Thought: hmm.", "auto", "stop", Problem),
+        ('Action: get_weathers_today\nAction Input: {"city": "X"}', "auto", "stop", Problem),
+    ],
+)
+def test_the_judgement_of_a_whole_reply(reply, choice, reason, expected) -> None:
+    verdict = Judge(TOOLS, choice).read(Completion(reply, reason))
+    assert type(verdict) is expected
+    if isinstance(verdict, Answer):
+        assert verdict.finish_reason == reason
+
+
+def test_a_lenient_tool_name_resolves_to_the_requests_tool() -> None:
+    verdict = Judge(TOOLS).read(Completion('Action: Get-Weather\nAction Input: {"city": "X"}'))
+    assert isinstance(verdict, Call) and verdict.tool.name == "get_weather"
+
+
+def test_giving_up_shows_the_models_text_with_a_note_in_each_language() -> None:
+    for lang, marker in (("en", "[textreact:"), ("zh", "[textreact：")):
+        judge = Judge(TOOLS, "auto", lang)
+        problem = judge.read(Completion('Action: get_weather\nAction Input: {"days": "x"}'))
+        assert isinstance(problem, Problem)
+        answer = judge.give_up(problem)
+        assert answer.text.startswith("Action: get_weather") and marker in answer.text
+        assert answer.note is not None and answer.note in answer.text
