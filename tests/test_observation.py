@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hostile import HOSTILE, armed, hostile_copy
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -222,63 +223,6 @@ def test_the_left_out_marker_of_a_long_list_is_not_numbered():
 # --- builtin subclasses with hostile methods: read through the builtin, never called --------
 
 
-class _Tripped(BaseException):
-    """Raised by an armed hostile method: not an Exception, so nothing can swallow it and a
-    call shows up as a failing test rather than as a quietly different text."""
-
-
-_ARMED = [False]
-#: Every method a formatter might reach for; armed, each one raises _Tripped.
-_TRAPS = ("__str__", "__repr__", "__format__", "__iter__", "__reversed__", "__len__",
-          "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__hash__", "__bool__",
-          "__index__", "__int__", "__float__", "__abs__", "__neg__", "__add__", "__radd__",
-          "__mul__", "__bytes__", "__getattribute__", "__sizeof__", "__reduce_ex__", "items",
-          "keys", "values", "get", "copy", "is_integer", "bit_length", "hex", "strip", "split",
-          "splitlines", "replace", "decode", "count", "index")  # fmt: skip
-
-
-def _wired(base: type, name: str):
-    original = getattr(base, name, None)
-
-    def method(self, *args, **kwargs):
-        if _ARMED[0]:
-            raise _Tripped(f"{base.__name__}.{name}")
-        if original is None:  # __bool__ of a container: what bool() does without it
-            return base.__len__(self) > 0
-        return original(self, *args, **kwargs)
-
-    return method
-
-
-def _trapped(base: type) -> type:
-    names = [n for n in _TRAPS if hasattr(base, n) or n == "__bool__"]
-    return type(f"Hostile{base.__name__.title()}", (base,), {n: _wired(base, n) for n in names})
-
-
-_HOSTILE = {base: _trapped(base) for base in
-            (str, int, float, bytes, bytearray, list, tuple, dict, set, frozenset)}  # fmt: skip
-
-
-def _armed(fn, *args, **kwargs):
-    _ARMED[0] = True
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _ARMED[0] = False
-
-
-def _hostile_copy(value: object, make=_HOSTILE.get) -> object:
-    """`value` rebuilt from hostile subclasses wherever a builtin can be subclassed (with
-    `make=None`, rebuilt the same way from the builtins: a set's order is the same then)."""
-    kind = type(value)
-    build = (make and make(kind)) or kind
-    if kind is dict:
-        return build({_hostile_copy(k, make): _hostile_copy(v, make) for k, v in value.items()})
-    if kind in (list, tuple, set, frozenset):
-        return build(_hostile_copy(item, make) for item in value)
-    return build(value) if kind in _HOSTILE else value
-
-
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -303,30 +247,28 @@ def _hostile_copy(value: object, make=_HOSTILE.get) -> object:
     ids=repr,
 )
 def test_hostile_builtin_subclasses_show_their_real_value(value: object, expected: str) -> None:
-    hostile = _hostile_copy(value)
+    hostile = hostile_copy(value)
     assert type(hostile) is not type(value) or type(value) is bool
-    assert _armed(observation.observe, ok(hostile)) == expected
+    assert armed(observation.observe, ok(hostile)) == expected
     assert observation.observe(ok(value)) == expected
 
 
 @given(_VALUES, st.integers(min_value=20, max_value=2000))
 def test_any_value_built_from_hostile_subclasses_shows_as_the_plain_one(value, limit) -> None:
-    hostile, plain = _hostile_copy(value), _hostile_copy(value, make=None)
-    assert _armed(observation.format_value, hostile, limit) == observation.format_value(
-        plain, limit
-    )
+    hostile, plain = hostile_copy(value), hostile_copy(value, None)
+    assert armed(observation.format_value, hostile, limit) == observation.format_value(plain, limit)
 
 
 def test_an_error_message_of_a_hostile_str_subclass_is_read_safely() -> None:
-    result = ToolResult("t", {}, error=_HOSTILE[str]("t failed: boom"), error_kind="exception")
-    text = _armed(observation.observe, result)
+    result = ToolResult("t", {}, error=HOSTILE[str]("t failed: boom"), error_kind="exception")
+    text = armed(observation.observe, result)
     assert text.startswith("Error: t failed: boom") and type(text) is str
 
 
 def test_format_number_reads_a_float_subclass_through_float() -> None:
-    assert _armed(observation.format_number, _HOSTILE[float](2.5)) == "2.5"
-    assert _armed(observation.format_number, _HOSTILE[float](1e20)) == "1e+20"
-    assert _armed(observation.format_number, _HOSTILE[int](7)) == "7"
+    assert armed(observation.format_number, HOSTILE[float](2.5)) == "2.5"
+    assert armed(observation.format_number, HOSTILE[float](1e20)) == "1e+20"
+    assert armed(observation.format_number, HOSTILE[int](7)) == "7"
 
 
 class _Liar(list):
@@ -405,7 +347,7 @@ class _FakesStr:
 
 class _ReturnsHostileStr:
     def __str__(self) -> str:
-        return _HOSTILE[str]("from a str subclass")
+        return HOSTILE[str]("from a str subclass")
 
 
 class _Grows:
@@ -451,7 +393,7 @@ def _adding() -> dict:
     ids=["fake __class__", "fake inside", "str() gives a subclass", "dict grows"],
 )
 def test_foreign_objects_go_through_str_only(value: object, expected: str) -> None:
-    assert _armed(observation.format_value, value) == expected
+    assert armed(observation.format_value, value) == expected
 
 
 def test_a_failing_str_is_described_by_the_real_type_name() -> None:
