@@ -2,9 +2,12 @@
 when the result cannot help the model as it is.
 
 Tool output is untrusted. Protocol keywords in it are quoted, so a result that says
-`Final Answer: ...` reads as data to the model and can never end the run by itself; it is cut to
-its limit before it is quoted, so the cut cannot bring an unquoted keyword to a line start.
-Formatting is bounded in time and size and never raises, whatever the tool returned."""
+`Final Answer: ...` reads as data to the model and can never end the run by itself; chat-template
+control tokens in it (`<|im_end|>`, `[INST]`, `</s>`...) are broken, so it cannot close its turn
+and open another; it is cut to its limit before either, so the cut cannot bring an unquoted
+keyword to a line start. Formatting is bounded in size and never raises, whatever the tool
+returned, and never calls a method that a subclass of a builtin type overrides; only `str()` of
+a foreign object can take long, which is why callers run it inside the tool's time bound."""
 
 from __future__ import annotations
 
