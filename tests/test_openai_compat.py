@@ -269,3 +269,13 @@ def test_content_sent_as_text_parts_is_joined(server: FakeServer) -> None:
 def test_impossible_settings_are_refused_at_construction(options) -> None:
     with pytest.raises(ConfigError, match="timeout must be > 0"):
         OpenAICompatModel("m", "http://127.0.0.1:9/v1", **options)
+
+
+def test_credentials_in_the_base_url_are_never_shown(server: FakeServer) -> None:
+    url = server.base_url.replace("http://", "http://bob:hunter2@")
+    server.add(Reply(200, {"choices": []}))
+    model = OpenAICompatModel("m", url, max_retries=0)
+    with model, pytest.raises(ModelError) as info:
+        model.complete(MESSAGES)
+    assert "hunter2" not in str(info.value) and "hunter2" not in repr(model)
+    assert "returned no choices" in str(info.value)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textreact.errors import MissingExtraError, ModelError
 from textreact.models import check_client_settings
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, _shown, sdk_fault, usage_of
+from textreact.redact import public_url
 from textreact.steps import Completion, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -77,14 +78,19 @@ class AnthropicModel:
     def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
         return sdk.Anthropic(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
+            base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.shown_url!r})"
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as messages show it: credentials written into it are blanked."""
+        return public_url(self.base_url)
 
     def complete(
         self,
@@ -162,7 +168,7 @@ class AnthropicModel:
 
     def _malformed(self, what: str, shown: Any) -> ModelError:
         return ModelError(
-            f"the server at {self.base_url} sent {what} ({_shown(shown)}) for model "
+            f"the server at {self.shown_url} sent {what} ({_shown(shown)}) for model "
             f"{self.model!r}; check the base URL (no /v1 at the end)"
         )
 
@@ -170,7 +176,7 @@ class AnthropicModel:
         return sdk_fault(
             sdk,
             exc,
-            url=self.base_url,
+            url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             api_key=self._api_key,
@@ -194,7 +200,7 @@ class AsyncAnthropicModel(AnthropicModel):
     def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
         return sdk.AsyncAnthropic(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
+            base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,

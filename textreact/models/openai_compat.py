@@ -115,14 +115,19 @@ class OpenAICompatModel:
 
         return openai.OpenAI(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
+            base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.shown_url!r})"
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as messages show it: credentials written into it are blanked."""
+        return public_url(self.base_url)
 
     def complete(
         self,
@@ -169,7 +174,7 @@ class OpenAICompatModel:
             self._server = ServerInfo("llama.cpp", True, evidence="constrain='on'")
         if self._server is None or not self._server.grammar:
             self.constrain_note = (
-                f"the server at {self.base_url} does not say it takes a grammar; replies are "
+                f"the server at {self.shown_url} does not say it takes a grammar; replies are "
                 "not constrained (constrain='on' sends llama.cpp's grammar field anyway)"
             )
 
@@ -195,7 +200,7 @@ class OpenAICompatModel:
         self._server = None
         refusal = server_message(exc, self._api_key)
         self.constrain_note = (
-            f"the server at {self.base_url} refused the grammar ({refusal}); replies are not "
+            f"the server at {self.shown_url} refused the grammar ({refusal}); replies are not "
             "constrained"
         )
         return True
@@ -258,7 +263,7 @@ class OpenAICompatModel:
             )
         if content is None and not calls and reason == "length":
             raise ModelError(
-                f"the model server at {self.base_url} returned a message with no text (content "
+                f"the model server at {self.shown_url} returned a message with no text (content "
                 f"null, finish_reason 'length') for model {self.model!r}; a reasoning model may "
                 "have spent every token thinking: raise max_tokens"
             )
@@ -272,7 +277,7 @@ class OpenAICompatModel:
 
     def _malformed(self, what: str, shown: Any) -> ModelError:
         return ModelError(
-            f"the model server at {self.base_url} sent {what} ({_shown(shown)}) for model "
+            f"the model server at {self.shown_url} sent {what} ({_shown(shown)}) for model "
             f"{self.model!r}; check that the server speaks the OpenAI chat-completions format"
         )
 
@@ -280,13 +285,13 @@ class OpenAICompatModel:
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list):
             raise ModelError(
-                f"the model server at {self.base_url} sent a reply that is not a chat completion "
+                f"the model server at {self.shown_url} sent a reply that is not a chat completion "
                 f"({_shown(response)}); check that the base URL is the OpenAI-compatible "
                 "endpoint, usually ending in /v1"
             )
         if not choices:
             raise ModelError(
-                f"the model server at {self.base_url} returned no choices for model "
+                f"the model server at {self.shown_url} returned no choices for model "
                 f"{self.model!r}; the server may have filtered the request or failed without "
                 "saying why: check its log"
             )
@@ -303,7 +308,7 @@ class OpenAICompatModel:
         message = server_message(exc, self._api_key)
         if isinstance(exc, openai.BadRequestError) and "tools" in request and _names(exc, "tool"):
             return NativeToolsUnsupportedError(
-                f"native tool calling unsupported: model {self.model!r} at {self.base_url} "
+                f"native tool calling unsupported: model {self.model!r} at {self.shown_url} "
                 f"refused tools= (HTTP 400: {message}); use the text protocol"
             )
         if isinstance(exc, openai.NotFoundError) or (
@@ -313,7 +318,7 @@ class OpenAICompatModel:
         return sdk_fault(
             openai,
             exc,
-            url=self.base_url,
+            url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             api_key=self._api_key,
@@ -325,11 +330,11 @@ class OpenAICompatModel:
         if offered and self.model not in offered:
             shown = ", ".join(offered[:20]) + (", ..." if len(offered) > 20 else "")
             return ModelError(
-                f"the model server at {self.base_url} has no model {self.model!r} (HTTP "
+                f"the model server at {self.shown_url} has no model {self.model!r} (HTTP "
                 f"{status}); it offers: {shown}. Pass one of those as the model (--model)"
             )
         return ModelError(
-            f"the model server at {self.base_url} answered HTTP {status} for model "
+            f"the model server at {self.shown_url} answered HTTP {status} for model "
             f"{self.model!r} ({message}); check the model name (Ollama: `ollama pull NAME`) "
             "and that the base URL ends with /v1"
         )
@@ -353,7 +358,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
 
         return openai.AsyncOpenAI(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
+            base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
