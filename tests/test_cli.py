@@ -388,3 +388,59 @@ def test_the_readme_documents_the_exit_codes_the_cli_returns() -> None:
         (cli.EXIT_INTERRUPTED, "interrupted"),
     ]:
         assert f"`{code}` " in line and meaning in line.split(f"`{code}` ")[1].split("`")[0]
+
+
+def test_run_protocol_native_shows_live_steps_and_writes_a_transcript(capsys, tmp_path):
+    body = chat_completion(None, finish_reason="tool_calls")
+    body["choices"][0]["message"]["tool_calls"] = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "calculator", "arguments": '{"expression": "15*37"}'},
+        }
+    ]
+    replies = [Reply(body=body), Reply(body=chat_completion("555"))]
+    transcript = tmp_path / "native.jsonl"
+    with FakeServer(replies) as server:
+        argv = ["run", "What is 15*37?", "--base-url", server.base_url, "--model", "m"]
+        code = main([*argv, "--protocol", "native", "--transcript", str(transcript)])
+        sent = server.posts[1].body
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK and out.strip() == "555"
+    assert "Action: calculator" in err and "Observation: 555" in err
+    assert sent["messages"][-1] == {"role": "tool", "tool_call_id": "c1", "content": "555"}
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["start", "step", "step", "stop"]
+    assert records[0]["protocol"] == "native" and records[1]["call_id"] == "c1"
+
+
+@pytest.mark.parametrize(
+    ("flags", "sends_grammar"),
+    [([], False), (["--constrain", "on"], True), (["--constrain", "off"], False)],
+)
+def test_run_constrain_decides_whether_the_grammar_is_sent(capsys, flags, sends_grammar):
+    with FakeServer([Reply(body=chat_completion(ANSWER))]) as server:
+        code = main(["run", "q", "--base-url", server.base_url, "--model", "m", *flags])
+        body = server.posts[0].body
+    assert code == EXIT_OK
+    assert ("grammar" in body) is sends_grammar
+
+
+def test_run_tool_choice_required_refuses_an_answer_from_memory(capsys):
+    replies = [
+        Reply(body=chat_completion("Final Answer: 555")),
+        Reply(body=chat_completion(CALL)),
+        Reply(body=chat_completion(ANSWER)),
+    ]
+    with FakeServer(replies) as server:
+        argv = ["run", "What is 15*37?", "--base-url", server.base_url, "--model", "m"]
+        code = main([*argv, "--tool-choice", "required", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == EXIT_OK and data["answer"] == "555"
+    assert data["steps"][0]["kind"] == "error" and data["steps"][1]["tool"] == "calculator"
+
+
+def test_run_tool_choice_naming_no_tool_is_a_usage_error(capsys):
+    code = main(["run", "q", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                 "--tool-choice", "search"])  # fmt: skip
+    assert code == 2 and "tool_choice" in capsys.readouterr().err

@@ -133,6 +133,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
     run.add_argument("--json", action="store_true", help="print one JSON object, no live steps")
     run.add_argument("--transcript", type=Path, help="write a JSONL transcript here")
+    run.add_argument(
+        "--protocol",
+        choices=("text", "native"),
+        default="text",
+        help="text: the ReAct text protocol (default); native: the server's own tool calling",
+    )
+    run.add_argument(
+        "--tool-choice",
+        default="auto",
+        metavar="CHOICE",
+        help="auto (default), required (a tool call before the first answer), none, or a tool name",
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
     run.set_defaults(handler=cmd_run)
 
@@ -190,6 +202,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=120.0,
         help="seconds one request may take, first byte to last (default 120)",
     )
+    group.add_argument(
+        "--constrain",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="constrain replies by the tools' grammar: auto (where the server takes one; the "
+        "default), on (send it even when the server cannot tell), off",
+    )
 
 
 @contextlib.contextmanager
@@ -198,7 +217,7 @@ def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any
     from textreact.models.openai_compat import OpenAICompatModel
 
     base_url = args.base_url or env.get("OPENAI_BASE_URL")
-    options = {"max_tokens": args.max_tokens, "timeout": args.timeout}
+    options = {"max_tokens": args.max_tokens, "timeout": args.timeout, "constrain": args.constrain}
     if base_url and args.gguf:
         raise ConfigError(
             "--gguf runs the embedded server, --base-url (or OPENAI_BASE_URL) names another "
@@ -334,8 +353,14 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
     with open_model(args, env) as model:
-        agent = Agent(model, max_steps=args.max_steps, lang=args.lang, on_event=live)
+        agent = Agent(
+            model, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
+            on_event=live, tool_choice=args.tool_choice,
+        )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
+        note = getattr(model, "constrain_note", None)
+    if note and args.verbose:
+        print(f"textreact: {note}", file=sys.stderr)
     if args.json:
         print(_json_text(result.to_dict(), sys.stdout))
     elif result.answer is not None:
@@ -364,7 +389,8 @@ class LiveView:
         if event.kind == "request" and self.verbose:
             for message in event.messages:
                 self.write(self.style(f"── {message['role']} ──", "2"))
-                self.write(message["content"])
+                content = message.get("content")
+                self.write(content if isinstance(content, str) else _json_text(message, self.out))
         elif event.kind == "turn":
             self.show_turn(event.turn)
         elif event.kind == "finish":
