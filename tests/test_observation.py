@@ -477,3 +477,28 @@ def test_no_control_token_survives_neutralising(text: str) -> None:
 def test_no_control_token_survives_an_observation(text: str) -> None:
     shown = observation.observe(ok(text))
     assert not any(token.lower() in shown.lower() for token in _CONTROL_TOKENS), shown
+
+
+class _UnhashableMeta(type):
+    """A metaclass whose classes cannot be hashed or compared: a lookup of the type fails."""
+
+    def __hash__(cls) -> int:
+        raise RuntimeError("hash")
+
+    def __eq__(cls, other: object) -> bool:
+        raise RuntimeError("eq")
+
+
+class _MetaStr(str, metaclass=_UnhashableMeta):
+    pass
+
+
+class _MetaObject(metaclass=_UnhashableMeta):
+    def __str__(self) -> str:
+        return "meta object"
+
+
+def test_the_kind_of_a_value_is_found_without_hashing_its_type() -> None:
+    assert observation.format_value(_MetaStr("plain")) == "plain"
+    assert observation.format_value([_MetaStr("a"), _MetaObject()]) == "1. a\n2. meta object"
+    assert observation.format_value({"k": _MetaObject()}) == '{"k": "meta object"}'

@@ -56,16 +56,19 @@ _CONTROL_TOKEN = re.compile(
 #: The builtin types whose data format_value reads through their own slots (bool before int).
 _BASES = (str, bool, int, float, list, tuple, dict, bytes, bytearray, set, frozenset)
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+_EXACT = {base: base for base in _BASES}
 
 
 def _base(value: Any) -> type | None:
     """The builtin type among _BASES that `value` is an instance of, or None for any other.
-    Decided by `type()` and identity: `isinstance` would consult a `__class__` the object may
-    fake, and `in` would call a metaclass's `__eq__` or `__hash__`."""
+    Decided by `type()`: `isinstance` would consult a `__class__` the object may fake; and
+    looked up by hash only for a class whose metaclass is `type` (a metaclass's own `__hash__`
+    or `__eq__` could raise)."""
     kind = type(value)
-    for base in _BASES:
-        if kind is base:
-            return base
+    if type(kind) is type:
+        found = _EXACT.get(kind)
+        if found is not None:
+            return found
     return next((base for base in _BASES if issubclass(kind, base)), None)
 
 
@@ -260,6 +263,8 @@ def neutralise_control_tokens(text: str) -> str:
     character (`<|im_end|>` -> `< |im_end|>`, `[INST]` -> `[ INST]`, `</s>` -> `< /s>`): still
     readable, and no tokenizer reads it as the token, so a tool result cannot close its turn
     and open a system one. Applying it twice changes nothing more."""
+    if "<" not in text and "[" not in text:  # most results: a scan in C instead of the regex
+        return text
     return _CONTROL_TOKEN.sub(lambda m: f"{m[0][0]} {m[0][1:]}", text)
 
 

@@ -199,13 +199,13 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     if match is None:
         raise CalculatorError(f"only plain decimal numbers are allowed, not {source!r}")
     exponent = int(match.group(1) or 0)
-    mantissa = Fraction(source[: match.start(1) - 1] if match.group(1) else source)
-    if not mantissa:
+    if exponent and not source[: match.start(1) - 1].strip("0."):
         return 0  # `0e999` is 0, whatever its exponent
     if exponent > _MAX_LITERAL_EXPONENT:
         raise CalculatorError(f"the number {source} is out of range (the limit is 1e12)")
-    exact = mantissa * Fraction(10) ** max(exponent, _MIN_LITERAL_EXPONENT)
-    if exponent < 0 and not float(exact):  # exact < 1e200 here: float() cannot overflow
+    # a nonzero number below the smallest float rounds to 0 (exact < 1e200: no overflow)
+    exact = Fraction(source) if exponent >= _MIN_LITERAL_EXPONENT else Fraction(0)
+    if exponent < 0 and not float(exact):
         raise CalculatorError(
             f"the number {source} is out of range (too small: the smallest is about 5e-324)"
         )
