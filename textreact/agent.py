@@ -20,7 +20,7 @@ from textreact.loop import Ask, BeforeCall, Effect, RunTool
 from textreact.memory import MemoryConfig
 from textreact.models import Message
 from textreact.protocols import Protocol, resolve
-from textreact.steps import Event, Request, Result, StopReason, Turn
+from textreact.steps import Completion, Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
 from textreact.transcript import Transcript
 
@@ -124,19 +124,16 @@ class Agent:
         it). With `transcript`, each turn is on disk as soon as it happens."""
         check_question(question)
         with _Session(self, question, transcript) as session:
-            core = loop.run(self.settings(), question)
-            sent: Any = None
-            while True:
+            step = session.advance(None)
+            while not isinstance(step, Result):
                 try:
-                    effect = core.send(sent)
-                except StopIteration as stop:
-                    return session.finish(stop.value)
-                try:
-                    sent = self._perform(effect, session)
+                    sent = self._perform(step, session)
                 except KeyboardInterrupt:
-                    return session.finish(_thrown(core, KeyboardInterrupt()))
-                if isinstance(effect, Turn):
-                    yield effect
+                    return session.interrupt()
+                if isinstance(step, Turn):
+                    yield step
+                step = session.advance(sent)
+            return step
 
     def run(self, question: str, *, transcript: str | os.PathLike[str] | None = None) -> Result:
         """Answer `question`; never raises for the model's mistakes (see `Result.stop_reason`)."""
@@ -172,65 +169,53 @@ class Agent:
         """The async driver: each turn, then the Result (an async generator returns none)."""
         check_question(question)
         with _Session(self, question, transcript) as session:
-            core = loop.run(self.settings(), question)
-            sent: Any = None
-            while True:
+            step = session.advance(None)
+            while not isinstance(step, Result):
                 try:
-                    effect = core.send(sent)
-                except StopIteration as stop:
-                    yield session.finish(stop.value)
-                    return
-                try:
-                    sent = await self._aperform(effect, session)
+                    sent = await self._aperform(step, session)
                 except KeyboardInterrupt:
-                    yield session.finish(_thrown(core, KeyboardInterrupt()))
-                    return
-                if isinstance(effect, Turn):
-                    yield effect
+                    step = session.interrupt()
+                    break
+                if isinstance(step, Turn):
+                    yield step
+                step = session.advance(sent)
+            yield step
 
     def _perform(self, effect: Effect, session: _Session) -> Any:
-        if isinstance(effect, Ask):
-            session.asking(effect)
-            started = time.perf_counter()
-            try:
-                request = effect.request
-                options = _options(self.model, request)
-                reply = self.model.complete(request.messages, stop=request.stop, **options)
-                if inspect.isawaitable(reply):
-                    _close(reply)
-                    raise ModelError(
-                        f"{type(self.model).__name__}.complete is async: use `await "
-                        "agent.arun(...)` or `agent.aiter(...)` with an async model"
-                    )
-                return loop.check_reply(reply, self.model), time.perf_counter() - started
-            except ModelError as error:
-                return error
         if isinstance(effect, RunTool):
             return self.toolbox.execute(effect.call, present=effect.present)
-        session.turned(effect)
-        return None
+        if isinstance(effect, Turn):
+            return session.turned(effect)
+        request, options, started = session.asking(effect)
+        try:
+            reply = self.model.complete(request.messages, stop=request.stop, **options)
+            if inspect.isawaitable(reply):
+                _close(reply)
+                raise ModelError(
+                    f"{type(self.model).__name__}.complete is async: use `await "
+                    "agent.arun(...)` or `agent.aiter(...)` with an async model"
+                )
+            return session.replied(reply, started)
+        except ModelError as error:
+            return error
 
     async def _aperform(self, effect: Effect, session: _Session) -> Any:
-        if isinstance(effect, Ask):
-            session.asking(effect)
-            request, started = effect.request, time.perf_counter()
-            try:
-                options = _options(self.model, request)
-                if inspect.iscoroutinefunction(self.model.complete):
-                    reply = await self.model.complete(
-                        request.messages, stop=request.stop, **options
-                    )
-                else:
-                    reply = await asyncio.to_thread(
-                        self.model.complete, request.messages, stop=request.stop, **options
-                    )
-                return loop.check_reply(reply, self.model), time.perf_counter() - started
-            except ModelError as error:
-                return error
         if isinstance(effect, RunTool):
             return await self.toolbox.aexecute(effect.call, present=effect.present)
-        session.turned(effect)
-        return None
+        if isinstance(effect, Turn):
+            return session.turned(effect)
+        request, options, started = session.asking(effect)
+        complete = self.model.complete
+        try:
+            if inspect.iscoroutinefunction(complete):
+                reply = await complete(request.messages, stop=request.stop, **options)
+            else:
+                reply = await asyncio.to_thread(
+                    complete, request.messages, stop=request.stop, **options
+                )
+            return session.replied(reply, started)
+        except ModelError as error:
+            return error
 
 
 class NativeAgent(Agent):
@@ -248,12 +233,14 @@ class NativeAgent(Agent):
 
 
 class _Session:
-    """The I/O around one run that both drivers share: events and the transcript."""
+    """What both drivers share around the loop: stepping it, the bookkeeping of a model call,
+    events and the transcript. The drivers differ only in how they wait."""
 
     def __init__(self, agent: Agent, question: str, path: str | os.PathLike[str] | None) -> None:
         self.agent = agent
         self.question = question
         self.path = path
+        self.core = loop.run(agent.settings(), question)
         self._stack = contextlib.ExitStack()
         self.log: Callable[..., None] = lambda record_type, **fields: None
 
@@ -270,12 +257,32 @@ class _Session:
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
+    def advance(self, sent: Any) -> Effect | Result:
+        """The loop's next effect, or its Result once it has ended."""
+        try:
+            return self.core.send(sent)
+        except StopIteration as stop:
+            return self.finish(stop.value)
+
+    def interrupt(self) -> Result:
+        """Ctrl-C while the driver waited: the loop ends the run as "interrupted"."""
+        try:
+            self.core.throw(KeyboardInterrupt())
+        except StopIteration as stop:
+            return self.finish(stop.value)
+        raise AssertionError("the loop went on after an interrupt")  # pragma: no cover
+
+    def asking(self, effect: Ask) -> tuple[Request, dict[str, Any], float]:
+        """Before a model call: the request, the options this model takes, the start time."""
+        self.emit(Event("request", messages=effect.request.messages))
+        return effect.request, _options(self.agent.model, effect.request), time.perf_counter()
+
+    def replied(self, reply: object, started: float) -> tuple[Completion, float]:
+        return loop.check_reply(reply, self.agent.model), time.perf_counter() - started
+
     def emit(self, event: Event) -> None:
         if self.agent.on_event is not None:
             self.agent.on_event(event)
-
-    def asking(self, effect: Ask) -> None:
-        self.emit(Event("request", messages=effect.request.messages))
 
     def turned(self, turn: Turn) -> None:
         self.log("step", **turn.to_dict())
@@ -285,15 +292,6 @@ class _Session:
         self.log("stop", **{k: v for k, v in result.to_dict().items() if k != "steps"})
         self.emit(Event("finish", result=result))
         return result
-
-
-def _thrown(core: Generator[Effect, Any, Result], error: BaseException) -> Result:
-    """Throw an interrupt into the loop, which ends the run and returns its Result."""
-    try:
-        core.throw(error)
-    except StopIteration as stop:
-        return stop.value
-    raise AssertionError("the loop went on after an interrupt")  # pragma: no cover
 
 
 def _options(model: Any, request: Request) -> dict[str, Any]:
