@@ -94,7 +94,7 @@ class _Proxy:
     async def chat(self, request: Request) -> Response:
         try:
             try:
-                body = json.loads(await request.body())
+                body = json.loads(await _body(request))
             except ValueError as exc:
                 raise bad_request(f"the request body is not JSON: {exc}") from None
             call = parse_request(body, model=self.config.model)
@@ -185,6 +185,16 @@ class _Proxy:
             show_thoughts=self.config.show_thoughts,
         )
         return StreamingResponse(events, media_type="text/event-stream")
+
+
+async def _body(request: Request) -> bytes:
+    """The request's body; a client gone before it was sent is a 400 no one will read."""
+    from starlette.requests import ClientDisconnect
+
+    try:
+        return await request.body()
+    except ClientDisconnect:
+        raise bad_request("the client disconnected before sending its request") from None
 
 
 def _key(request: Request) -> str | None:

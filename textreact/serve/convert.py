@@ -180,7 +180,7 @@ def text_messages(
 ) -> list[Message]:
     """The conversation in the text protocol; `limit` cuts each tool result to that many
     characters (head and tail kept), None sends them whole."""
-    instructions = [prompt.system_prompt(request.tools, lang)]
+    instructions = [_system_prompt(request.tools, lang)]
     out: list[Message] = []
     messages = request.messages
     answered = _results(messages)
@@ -195,6 +195,13 @@ def text_messages(
                 _append(out, reply)
     system = "\n\n".join(part for part in instructions if part.strip())
     return [{"role": "system", "content": system}, *out]
+
+
+@lru_cache(maxsize=256)
+def _system_prompt(tools: tuple[Tool, ...], lang: str) -> str:
+    """The tools' system prompt, rendered once per tool set (the tools themselves are made
+    once per definition, so a framework's every turn finds it here)."""
+    return prompt.system_prompt(tools, lang)
 
 
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:

@@ -1,0 +1,248 @@
+"""`textreact serve`'s own cost and its concurrency.
+
+1. The proxy's own time per request, with no model time at all: checking the request, making
+   its tools, rendering the conversation in the text protocol, parsing the reply, repairing and
+   validating the arguments, building the response (target: under 2 ms); and the same through
+   HTTP against a loopback upstream that answers at once, beside asking that upstream directly.
+2. 64 concurrent clients through the proxy against a loopback upstream that takes 0.2 s a
+   reply (target: each served in about 0.2 s, so the wall time is about 0.2 s too).
+
+Run: python bench/serve_bench.py"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from textreact.serve import ServeConfig
+from textreact.serve.cli import CONFIG_VARIABLE
+from textreact.serve.convert import parse_request, text_messages
+from textreact.serve.reply import completion_body
+from textreact.serve.turn import Judge
+from textreact.steps import Completion, Usage
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fakeserver import chat_completion
+from serve_support import CLOCK, WEATHER
+
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search_docs",
+        "description": "Search the documentation; use it before answering a how-to question.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "sections": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["query"],
+        },
+    },
+}
+TOOLS = [WEATHER, CLOCK, SEARCH]
+HISTORY = [
+    {"role": "system", "content": "You are a helpful assistant for a travel site."},
+    {"role": "user", "content": "What is the weather in Paris, and what time is it there?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "18 C, sunny, light wind. " * 20},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c2", "type": "function",
+             "function": {"name": "get_time", "arguments": '{"zone": "Europe/Paris"}'}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c2", "content": "14:05"},
+]  # fmt: skip
+REPLY = (
+    "Thought: I should check the docs for the booking limits.\nAction: search_docs\n"
+    "Action Input: {query: 'booking limits', limit: '5', sections: ['faq'],}"
+)
+BODY = {"model": "m", "messages": HISTORY, "tools": TOOLS}
+
+
+def own_time(repeats: int = 2000) -> float:
+    """Seconds per request of the proxy's own work (warm: the tools of a request are made
+    once per distinct definition, as a framework sends the same ones every turn)."""
+
+    def once() -> None:
+        request = parse_request(json.loads(json.dumps(BODY)))
+        text_messages(request)
+        verdict = Judge(request.tools, request.tool_choice).read(Completion(REPLY))
+        json.dumps(completion_body(verdict, model="m", usage=Usage(10, 5)))
+
+    once()
+    started = time.perf_counter()
+    for _ in range(repeats):
+        once()
+    return (time.perf_counter() - started) / repeats
+
+
+def cold_time(repeats: int = 200) -> float:
+    """The same with the tools made anew each time (every request with new definitions)."""
+    from textreact.serve import convert
+
+    total = 0.0
+    for _ in range(repeats):
+        convert._tool.cache_clear()
+        started = time.perf_counter()
+        request = parse_request(json.loads(json.dumps(BODY)))
+        text_messages(request)
+        verdict = Judge(request.tools, request.tool_choice).read(Completion(REPLY))
+        json.dumps(completion_body(verdict, model="m", usage=Usage(10, 5)))
+        total += time.perf_counter() - started
+    return total / repeats
+
+
+async def _timed(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    reply = await client.post(url + "/chat/completions", json=body)
+    reply.raise_for_status()
+    return time.perf_counter() - started
+
+
+def _upstream(port: int, delay: float) -> None:
+    """A loopback upstream of its own process that answers every chat request with REPLY
+    after `delay` seconds without blocking (as a batching server such as vLLM does), over
+    keep-alive connections."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def chat(request: Any) -> JSONResponse:
+        await request.body()
+        await asyncio.sleep(delay)
+        return JSONResponse(chat_completion(REPLY))
+
+    async def health(request: Any) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    app = Starlette(routes=[
+        Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
+    ])  # fmt: skip
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:  # uvicorn's workers need a fixed port
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _processes(delay: float, workers: int) -> Iterator[tuple[str, str]]:
+    """(the upstream's URL, the proxy's URL), each in processes of their own, so that neither
+    shares this process's interpreter lock with the clients."""
+    up_port, port = _free_port(), _free_port()
+    upstream = multiprocessing.get_context("spawn").Process(target=_upstream, args=(up_port, delay))
+    upstream.start()
+    base = f"http://127.0.0.1:{up_port}/v1"
+    config = ServeConfig(base, constrain="off", max_retries=0)
+    env = {**os.environ, CONFIG_VARIABLE: json.dumps(dataclasses.asdict(config))}
+    command = [sys.executable, "-m", "uvicorn", "textreact.serve.cli:app_from_environment",
+               "--factory", "--port", str(port), "--workers", str(workers),
+               "--log-level", "warning"]  # fmt: skip
+    proxy = subprocess.Popen(command, env=env)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_for(base)
+        _wait_for(url)
+        yield base, url
+    finally:
+        proxy.terminate()
+        proxy.wait(30)
+        upstream.terminate()
+        upstream.join(30)
+
+
+def _wait_for(url: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url.removesuffix("/v1") + "/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the proxy at {url} did not start")
+
+
+async def _many(url: str, count: int, body: dict[str, Any]) -> tuple[list[float], float]:
+    """`count` clients at once, each on a connection of its own (none kept alive, so no
+    request meets a connection the server is just closing)."""
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=0)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        await _timed(client, url, body)  # the server's caches warm
+        started = time.perf_counter()
+        times = await asyncio.gather(*(_timed(client, url, body) for _ in range(count)))
+        return list(times), time.perf_counter() - started
+
+
+async def _sequential(url: str, body: dict[str, Any], requests: int) -> float:
+    async with httpx.AsyncClient(timeout=60) as client:
+        await _timed(client, url, body)
+        return statistics.median([await _timed(client, url, body) for _ in range(requests)])
+
+
+def http_time(requests: int = 200) -> tuple[float, float]:
+    """Median seconds per request through the proxy and directly, one at a time, to an
+    upstream that answers at once."""
+    with _processes(0.0, 1) as (upstream, url):
+        through = asyncio.run(_sequential(url, BODY, requests))
+        direct = asyncio.run(_sequential(upstream, {"model": "m", "messages": HISTORY}, requests))
+    return through, direct
+
+
+def concurrency(count: int = 64, delay: float = 0.2, workers: int = 1) -> tuple[list[float], float]:
+    with _processes(delay, workers) as (upstream, url):
+        direct = asyncio.run(_many(upstream, count, {"model": "m", "messages": HISTORY}))
+        return direct, asyncio.run(_many(url, count, BODY))
+
+
+def main() -> None:
+    warm, cold = own_time(), cold_time()
+    print("proxy's own time per request (3 tools, 6 messages, a reply that needs repairs)")
+    print(f"  warm (tools made once):  {warm * 1000:.3f} ms   target < 2 ms: {warm < 0.002}")
+    print(f"  cold (tools made anew):  {cold * 1000:.3f} ms")
+    through, direct = http_time()
+    print("one request at a time over loopback HTTP, upstream answering at once (median)")
+    print(f"  through the proxy: {through * 1000:.2f} ms   direct: {direct * 1000:.2f} ms   "
+          f"proxy adds {(through - direct) * 1000:.2f} ms ({through / direct:.1f}x)")  # fmt: skip
+    print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    for workers in (1, 2):
+        (direct, direct_wall), (times, wall) = concurrency(workers=workers)
+        print(f"64 concurrent clients, upstream taking 0.2 s a reply, --workers {workers}")
+        print(f"  through the proxy: median {statistics.median(times):.3f} s, max "
+              f"{max(times):.3f} s each ({statistics.median(times) / 0.2:.2f}x the upstream's "
+              f"0.2 s); all 64 in {wall:.3f} s (one at a time: {64 * 0.2:.1f} s)")  # fmt: skip
+        print(f"  directly:          median {statistics.median(direct):.3f} s, max "
+              f"{max(direct):.3f} s each; all 64 in {direct_wall:.3f} s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
