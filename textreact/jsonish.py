@@ -109,8 +109,20 @@ _DECODERS = {
 }
 
 
+#: The decoders' C scanners: one call reads one value at an index, with no Python frames.
+_SCANNERS = {strict: decoder.scan_once for strict, decoder in _DECODERS.items()}
+
+
 def _strict(text: str, *, allow_control: bool = False) -> object:
     return _DECODERS[not allow_control].decode(text)
+
+
+def _scan(text: str, at: int) -> tuple[object, int]:
+    """The strict JSON value that starts at `text[at]` and where it ends; ValueError if none."""
+    try:
+        return _SCANNERS[True](text, at)
+    except StopIteration:
+        raise ValueError("no JSON value here") from None
 
 
 def _duplicate(key: str, end: int) -> AmbiguousJsonError:
@@ -154,26 +166,44 @@ def _refuse_a_second_object(text: str, end: int) -> None:
         )
 
 
+def strict_object(text: str) -> dict[str, object] | None:
+    """`text` as a JSON object when it is one exactly as written (no repair, no key twice,
+    no deeper than MAX_DEPTH), else None: the fast path's test, which never repairs twice."""
+    try:
+        value, end = _scan(text, 0)
+    except (ValueError, RecursionError, _DuplicateKey):
+        return None
+    if end != len(text) or not isinstance(value, dict):
+        return None
+    try:
+        _check_depth(value, text)
+    except JsonishError:
+        return None
+    return value
+
+
 def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
     """`loads`, also telling where the value ended, so a caller can cut what follows it."""
     if len(text) > max_chars:
         raise JsonishError(
             f"the text is {len(text)} characters long; at most {max_chars} are parsed as JSON"
         )
-    stripped = text.strip()
-    if not stripped:
+    lead = len(text) - len(text.lstrip())
+    if lead == len(text):
         raise JsonishError("the text is empty: send {} for no arguments")
     try:
-        value = _strict(stripped)
+        scanned: tuple[object, int] | None = _scan(text, lead)
     except _DuplicateKey as exc:
         raise _duplicate(exc.args[0], len(text.rstrip())) from None
     except (ValueError, RecursionError):
-        pass
+        scanned = None
     else:
-        _check_depth(value, stripped)
-        return Decoded(value, (), len(text.rstrip()))
+        value, end = scanned
+        if end == len(text) or not text[end:].strip():
+            _check_depth(value, text)
+            return Decoded(value, (), end)
     try:
-        return _repair(text)
+        return _repair(text, lead, scanned)
     except (RecursionError, MemoryError) as exc:
         raise JsonishError(f"the text could not be parsed as JSON ({type(exc).__name__})") from None
 
@@ -195,10 +225,11 @@ def _check_depth(value: object, text: str) -> None:
         raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
 
 
-def _repair(text: str) -> Decoded:
+def _repair(text: str, lead: int, scanned: tuple[object, int] | None) -> Decoded:
     """The first value in `text`, rewritten token by token. A fence counts when the value
     stands inside it (an odd number of fences before the value); its closing fence is looked
-    for after the value, so fences written inside the value's strings stay in the strings."""
+    for after the value, so fences written inside the value's strings stay in the strings.
+    `scanned` is what strict JSON read at `text[lead]`, the first non-blank (None: nothing)."""
     repairs: list[str] = []
     opener = _OPENERS.search(text)
     if opener is None:
@@ -209,18 +240,19 @@ def _repair(text: str) -> Decoded:
         fence = text.rfind("```", 0, start)
         body_start = min(_FENCE_OPEN.match(text, fence).end(), start)
         repairs.append("code_fence")
-    rewritten, end, fixes = _rewrite(text, start, len(text))
-    repairs.extend(fixes)
-    try:
-        value = _strict(rewritten, allow_control=True)
-    except _DuplicateKey as exc:
-        raise _duplicate(exc.args[0], end) from None
-    except JsonishError:
-        raise
-    except ValueError as exc:
-        if text[body_start:start].strip():
-            raise JsonishError("the text is prose, not a JSON object") from None
-        raise JsonishError(f"not valid JSON even after repairs: {exc}") from None
+    if start == lead and scanned is not None:  # strict JSON, then more text
+        value, end = scanned
+        _check_depth(value, text)
+    elif start == lead:  # strict JSON failed here already
+        value, end = _rewritten(text, start, body_start, repairs)
+    else:
+        try:  # JSON in a fence or in prose is most often strict JSON itself
+            value, end = _scan(text, start)
+            _check_depth(value, text)
+        except _DuplicateKey as exc:
+            raise _duplicate(exc.args[0], len(text)) from None
+        except (ValueError, RecursionError):
+            value, end = _rewritten(text, start, body_start, repairs)
     after = end
     if fence >= 0:
         closing = _FENCE_CLOSE.match(text, end)
@@ -240,32 +272,57 @@ def _repair(text: str) -> Decoded:
     return Decoded(value, tuple(repairs), after)
 
 
+def _rewritten(text: str, start: int, body_start: int, repairs: list[str]) -> tuple[object, int]:
+    """The value at `text[start]`, rewritten into strict JSON and decoded, and its end."""
+    rewritten, end, fixes = _rewrite(text, start, len(text))
+    repairs.extend(fixes)
+    try:
+        return _strict(rewritten, allow_control=True), end
+    except _DuplicateKey as exc:
+        raise _duplicate(exc.args[0], end) from None
+    except JsonishError:
+        raise
+    except ValueError as exc:
+        if text[body_start:start].strip():
+            raise JsonishError("the text is prose, not a JSON object") from None
+        raise JsonishError(f"not valid JSON even after repairs: {exc}") from None
+
+
 def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
-    """Rewrite the value starting at `start` into strict JSON; return it, its end, the repairs."""
+    """Rewrite the value starting at `start` into strict JSON; return it, its end, the repairs.
+    The loop runs once per token; the tokens that need nothing are appended as they are."""
     out: list[str] = []
+    append = out.append
     repairs: list[str] = []
     stack: list[str] = []
     last = ""
     pos = start
-    while pos < stop:
-        token = _TOKEN.match(text, pos, stop)  # never None: `other` takes any character
-        kind, piece, pos = token.lastgroup, token.group(), token.end()
+    for token in _TOKEN.finditer(text, start, stop):  # `other` takes any character
+        kind, piece = token.lastgroup, token.group()
+        pos = token.end()
+        if kind == "other":
+            append(piece)
+            if not piece.isspace():
+                last = kind
+            continue
         if kind == "dq":
             if _CONTROL.search(piece):
                 _note(repairs, "control_characters")
-            piece = _close_string(piece, '"', repairs)
+            if len(piece) < 2 or piece[-1] != '"' or piece[-2] == "\\":
+                piece = _close_string(piece, '"', repairs)
             if "\\" in piece and not _json_string(piece):
                 piece = _python_string(piece, '"', repairs, "python_literal")
         elif kind == "sq":
-            piece = _python_string(
-                _close_string(piece, "'", repairs), "'", repairs, "single_quotes"
-            )
+            if len(piece) < 2 or piece[-1] != "'" or piece[-2] == "\\":
+                piece = _close_string(piece, "'", repairs)
+            piece = _python_string(piece, "'", repairs, "single_quotes")
         elif kind == "key":
-            piece = json.dumps(piece)
+            piece = f'"{piece}"'  # a key is letters, digits, `_`, `$` and `-`: nothing to escape
             _note(repairs, "unquoted_keys")
-        elif kind == "word" and piece in _PYTHON_WORDS:
-            piece = _PYTHON_WORDS[piece]
-            _note(repairs, "python_literal")
+        elif kind == "word":
+            if piece in _PYTHON_WORDS:
+                piece = _PYTHON_WORDS[piece]
+                _note(repairs, "python_literal")
         elif kind == "comma":
             piece = ""
             _note(repairs, "trailing_comma")
@@ -273,13 +330,13 @@ def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
             stack.append(piece)
             if len(stack) > MAX_DEPTH:
                 raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
-        elif kind == "close" and (not stack or _CLOSERS[stack.pop()] != piece):
+        elif not stack or _CLOSERS[stack.pop()] != piece:  # a closer
             raise JsonishError(f"unbalanced {piece!r} at character {token.start()}")
-        out.append(piece)
-        if kind != "other" or piece.strip():
-            last = kind or ""
-        if not stack:
+        elif not stack:
+            append(piece)
             return "".join(out), pos, repairs
+        append(piece)
+        last = kind
     return _close_truncated(out, stack, last, repairs), pos, repairs
 
 

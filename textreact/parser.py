@@ -13,46 +13,66 @@ import re
 from functools import cache
 
 from textreact import grammar, jsonish
-from textreact.parsing.inputs import NO_ACTION, names_final_answer
+from textreact.parsing.inputs import is_no_action, names_final_answer
+from textreact.parsing.keywords import BLANKS
 from textreact.parsing.reader import Reader as _Reader
 from textreact.parsing.window import SCAN_LIMIT
-from textreact.steps import Action, Step
+from textreact.steps import Action, FinalAnswer, Step
 
 __all__ = ["SCAN_LIMIT", "parse"]
 
 
 def parse(text: str) -> Step:
     """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors)."""
-    return _canonical_action(text) or _Reader(text).step()
+    return _canonical(text) or _Reader(text).step()
 
 
 @cache
-def _canonical_pattern() -> re.Pattern[str]:
-    """The canonical action exactly as render_step writes it, with nothing the general reader
-    would treat specially (no colon, `<` or leading `**` in the thought, a plain tool name, a
-    one-line JSON object): what a well-behaved model sends on most turns."""
-    thought, action, action_input = (
-        re.escape(grammar.label(k)) for k in (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT)
-    )
+def _canonical_pattern(lang: str) -> re.Pattern[str]:
+    """The canonical steps exactly as render_step writes them in `lang`, with nothing the
+    general reader would treat specially (no colon or `<` in the thought, a plain tool name, a
+    one-line JSON object, a one-line answer): what a well-behaved model sends on most turns.
+    An action may be followed by a hallucinated continuation that opens with a keyword line;
+    the reader cuts it there, and so does this."""
+    thought, action, action_input, observation, final = (
+        re.escape(grammar.label(k, lang))
+        for k in (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT, grammar.OBSERVATION,
+                  grammar.FINAL_ANSWER)
+    )  # fmt: skip
     return re.compile(
-        rf"(?:{thought}[ \t]*([^\n:：<]*)\n)?"
-        rf"{action}[ \t]*(\w(?:[\w.\-]*\w)?)[ \t]*\n"
-        rf"{action_input}[ \t]*(\{{[^\n<]*\}})[ \t]*\n?\Z"
+        rf"(?:{thought}[ \t]*(?P<thought>[^\n:：<]*)\n)?"
+        rf"(?:{action}[ \t]*(?P<tool>\w(?:[\w.\-]*\w)?)[ \t]*\n"
+        rf"{action_input}[ \t]*(?P<input>\{{[^\n<]*\}})[ \t]*"
+        rf"(?:\n(?=(?:{observation}|{thought}|{action}|{final}))(?P<tail>(?s:.*))|\n?)"
+        rf"|{final}[ \t]*(?P<answer>[^\n<]*)\n?)\Z"
     )
 
 
-def _canonical_action(text: str) -> Action | None:
+#: The first character of each language's canonical step, and the language.
+_OPENING = {
+    grammar.LABELS[lang][keyword][0]: lang
+    for lang in grammar.LANGUAGES
+    for keyword in (grammar.THOUGHT, grammar.ACTION, grammar.FINAL_ANSWER)
+}
+
+
+def _canonical(text: str) -> Action | FinalAnswer | None:
     """The fast path; None sends the text to the general reader (tests check both agree)."""
-    if not text.startswith(("Thought:", "Action:")):
+    lang = _OPENING.get(text[:1])
+    if lang is None or len(text) > SCAN_LIMIT or "</think>" in text:
         return None
-    match = _canonical_pattern().match(text)
-    if match is None or match[2].lower() in NO_ACTION or names_final_answer(match[2]):
+    match = _canonical_pattern(lang).match(text)
+    if match is None:
         return None
-    try:
-        value, repairs = jsonish.loads(match[3])
-    except jsonish.JsonishError:
+    thought = (match["thought"] or "").strip(BLANKS) or None
+    tool = match["tool"]
+    if tool is None:
+        answer = match["answer"].strip(BLANKS)
+        return FinalAnswer(answer, thought) if answer else None
+    if is_no_action(tool) or names_final_answer(tool):
         return None
-    if repairs or not isinstance(value, dict):
+    value = jsonish.strict_object(match["input"])
+    if value is None:
         return None
-    thought = (match[1] or "").strip() or None
-    return Action(match[2], value, thought, "", match[3], ())
+    tail = match["tail"] or ""
+    return Action(tool, value, thought, tail if tail.strip(BLANKS) else "", match["input"], ())

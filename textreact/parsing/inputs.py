@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from typing import Any
 
 from textreact import grammar, jsonish
@@ -22,8 +23,9 @@ NO_ACTION = frozenset(
 #: can answer`, `No tool needed`, `无（直接回答）`. A name that only starts with one of them
 #: (`none_tool`, `nothing_found`, `nonexistent`) is a name.
 _NO_ACTION_LEAD = re.compile(
-    r"(?:none|nothing|null|nil|n/a|no[ _-]?(?:action|tool|function)s?|无|没有|不需要)(?![\w/])"
-    r"|(?:na|no)(?=[ \t]*(?:[(（\[.,;:!—–-]|\Z))"
+    r"(?:(?:none|nothing|null|nil|n/a|no[ _-]?(?:action|tool|function)s?|无|没有|不需要)"
+    r"(?=\s|[^\w/.\-]|\.(?!\w)|\Z)"
+    r"|(?:na|no)(?=[ \t]*(?:[(（\[,;:!—–]|\.(?!\w)|\Z)|[ \t]+-))"
 )
 _WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("`", "`"), ("[", "]"), ('"', '"'),
              ("'", "'"), ("<", ">"))  # fmt: skip
@@ -40,12 +42,17 @@ _PLAIN_NAME = re.compile(r"\w(?:[\w .\-/]*\w)?")
 
 def tool_name(written: str) -> str:
     """`[search]`, `` `search` ``, `**search**.` -> `search`; spaces inside a name are kept."""
-    name = written.strip().split("\n", 1)[0].strip()
+    name = written.strip().partition("\n")[0].strip()
+    return _unwrapped(name) if len(name) <= 200 else _unwrap(name)
+
+
+def _unwrap(name: str) -> str:
     if _PLAIN_NAME.fullmatch(name):
         return name
     if not name or (name[0] not in _MARKS and name[-1] not in _MARKS and name[-1] not in ".,:;)"):
         return name  # nothing to unwrap: each pass below would leave it as it is
     for _ in range(3):
+        before = name
         name = name.rstrip(".,:;").strip()
         for left, right in _WRAPPERS:
             if (
@@ -63,7 +70,13 @@ def tool_name(written: str) -> str:
                 name = name[: -len(mark)].strip()
             elif name.startswith(mark) and not name.endswith(mark):
                 name = name[len(mark) :].strip()
+        if name == before:
+            break
     return name
+
+
+#: A run names the same few tools turn after turn.
+_unwrapped = lru_cache(maxsize=512)(_unwrap)
 
 
 def is_no_action(written: str) -> bool:

@@ -10,7 +10,7 @@ import re
 from textreact import grammar, jsonish
 from textreact.parsing import inputs, messages
 from textreact.parsing.blobs import find_blob
-from textreact.parsing.keywords import BLANKS, Scanner, Token, spelled_keyword
+from textreact.parsing.keywords import BLANKS, Scanner, Token
 from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
@@ -35,9 +35,9 @@ class Reader:
         tokens, decision = self._tokens(scanner)
         if decision is None and scanner.bare_lines:
             tokens, decision = self._bare(tokens)
-        lang = next((t.lang for t in tokens if t.kind), None) or _lang_of(
-            self.text[window.start : window.stop]
-        )
+        # tokens[0] is the text before the first keyword; the first keyword's language rules
+        scanned = self.text[window.start : window.stop]
+        lang = tokens[1].lang if len(tokens) > 1 else _lang_of(scanned)
         if decision is not None and tokens[decision].kind == grammar.ACTION:
             return self._action(tokens, decision, lang)
         if decision is not None:
@@ -57,10 +57,13 @@ class Reader:
         so a run of empty keywords is passed over."""
         found = scanner.tokens()
         for index, token in enumerate(found):
-            if token.kind == grammar.FINAL_ANSWER or token.kind == grammar.ACTION:
+            kind = token.kind
+            if kind == grammar.ACTION:
                 written = self._value(token)
-                if written and not (token.kind == grammar.ACTION and inputs.is_no_action(written)):
+                if written and not inputs.is_no_action(written):
                     return found, index
+            elif kind == grammar.FINAL_ANSWER and self._value(token):
+                return found, index
         return found, None
 
     def _bare(self, tokens: list[Token]) -> tuple[list[Token], int | None]:
@@ -76,14 +79,18 @@ class Reader:
 
     def _value(self, token: Token) -> str:
         """A token's value without reasoning blocks, stripped."""
+        return self._slice(token.value, token.end)
+
+    def _slice(self, at: int, end: int) -> str:
+        """`text[at:end]` without reasoning blocks, stripped."""
         if not self.window.masks:
-            return self.text[token.value : token.end].strip(BLANKS)
-        pieces, at = [], token.value
+            return self.text[at:end].strip(BLANKS)
+        pieces = []
         for a, b in self.window.masks:
-            if a < token.end and b > at:
+            if a < end and b > at:
                 pieces.append(self.text[at:a] if a > at else "")
                 at = max(at, b)
-        pieces.append(self.text[at : token.end] if token.end > at else "")
+        pieces.append(self.text[at:end] if end > at else "")
         return "".join(pieces).strip(BLANKS)
 
     def _rest(self, position: int) -> str:
@@ -144,12 +151,11 @@ class Reader:
     def _final(self, tokens: list[Token], at: int, lang: str) -> Step:
         token = tokens[at]
         end = self._extend(token.end)
-        answer = self._value(token._replace(end=end))
+        answer = self._slice(token.value, end)
         return FinalAnswer(answer, self._thought(tokens, at), False, self._rest(end))
 
     def _implicit(self, lang: str) -> Step:
-        start = self.window.start or 0
-        body = self._value(Token(None, start, start, self._extend(self.window.stop), lang))
+        body = self._slice(self.window.start or 0, self._extend(self.window.stop))
         rest = self._rest(self.window.end)
         if not body:
             return messages.error("empty", lang, rest=rest)

@@ -26,11 +26,13 @@ class Window:
 
     def __init__(self, text: str) -> None:
         self.end = _residue_start(text)
-        self.start = start = _reasoning_end(text)
+        thinks = "think>" in text  # both tags end so: one test for the common reply with none
+        start = _reasoning_end(text) if thinks else 0
         if start is not None and len(text) - start > SCAN_LIMIT:
-            self.start = start = _past_empty_keywords(text, start)
+            start = _past_empty_keywords(text, start)
+        self.start = start
         self.stop = min(self.end, (start or 0) + SCAN_LIMIT)
-        self.masks = _think_blocks(text, start or 0, self.stop) if start is not None else []
+        self.masks = _think_blocks(text, start, self.stop) if thinks and start is not None else []
 
     def masked(self, position: int) -> bool:
         return any(a <= position < b for a, b in self.masks)
@@ -44,10 +46,12 @@ def _residue_pattern() -> re.Pattern[str]:
 @cache
 def _empty_keywords() -> re.Pattern[str]:
     """A run of keywords with nothing after them (`Thought: Action: Action Input: …`), the
-    last one captured. No two blank runs can meet, so a failing run costs linear time."""
+    last one captured. No two blank runs can meet, and each is bounded, so a run that fails
+    costs little wherever it fails."""
     markup = r"(?:\*\*|__|\*|_|`)"
     keyword = (
-        rf"\s*{markup}?(?:{grammar.ANY_SPELLING_PATTERN})(?:[ \t]*{markup})?[ \t]*[:：](?:\*\*|__)?"
+        rf"\s{{0,16}}{markup}?(?:{grammar.ANY_SPELLING_PATTERN})(?:[ \t]{{0,8}}{markup})?"
+        rf"[ \t]{{0,8}}[:：](?:\*\*|__)?"
     )
     return re.compile(rf"(?:{keyword})*({keyword})", re.IGNORECASE)
 
