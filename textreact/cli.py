@@ -184,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare_arguments(compare)
     compare.set_defaults(handler=cmd_compare)
+    from textreact.serve.cli import add_parser as add_serve_parser
+
+    add_serve_parser(commands)
     return parser
 
 

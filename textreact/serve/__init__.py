@@ -5,7 +5,20 @@ in OpenAI's shape. Needs the `serve` extra (Starlette and uvicorn)."""
 
 from __future__ import annotations
 
-from textreact.serve.app import create_app, serving
-from textreact.serve.config import ServeConfig
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textreact.serve.app import create_app, serving
+    from textreact.serve.config import ServeConfig
 
 __all__ = ["ServeConfig", "create_app", "serving"]
+
+_HOMES = {"ServeConfig": "config", "create_app": "app", "serving": "app"}
+
+
+def __getattr__(name: str) -> object:
+    # The CLI imports textreact.serve.cli to build its parser: load the app only when used.
+    if name in _HOMES:
+        return getattr(import_module(f"textreact.serve.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,9 +9,10 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from textreact.errors import MissingExtraError
+from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
 from textreact.serve.config import CONSTRAIN_MODES, NATIVE_MODES, ServeConfig
 
@@ -29,8 +30,9 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--upstream", help="the model server's base URL, e.g. http://127.0.0.1:8080/v1 "
-        "(env TEXTREACT_UPSTREAM)"
+        "(env TEXTREACT_UPSTREAM); without one, the embedded local model is served"
     )  # fmt: skip
+    serve.add_argument("--gguf", type=Path, help="serve this GGUF file in the embedded server")
     serve.add_argument("--model", help="send this model name upstream, whatever clients ask")
     serve.add_argument(
         "--upstream-api-key", help="the upstream's key (env TEXTREACT_UPSTREAM_API_KEY); "
@@ -63,10 +65,17 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     return serve
 
 
-def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeConfig:
+def upstream_of(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """The upstream the flags or environment name; None: the embedded model."""
+    return args.upstream or env.get("TEXTREACT_UPSTREAM") or None
+
+
+def config_from(
+    args: argparse.Namespace, env: Mapping[str, str], upstream: str | None = None
+) -> ServeConfig:
     """The configuration the flags and environment ask for; ConfigError when it is wrong."""
     return ServeConfig(
-        upstream=args.upstream or env.get("TEXTREACT_UPSTREAM") or "",
+        upstream=upstream or upstream_of(args, env) or "",
         model=args.model,
         upstream_api_key=args.upstream_api_key or env.get("TEXTREACT_UPSTREAM_API_KEY"),
         native=args.upstream_native,
@@ -80,13 +89,27 @@ def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeConfig
 
 def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
     """Serve until interrupted; returns the exit code."""
-    config = config_from(args, os.environ if env is None else env)
+    env = os.environ if env is None else env
     if args.workers < 1 or not 0 <= args.port <= 65535:
-        from textreact.errors import ConfigError
-
         raise ConfigError(
             f"--workers must be >= 1 and --port 0-65535, got {args.workers} and {args.port}"
         )
+    if upstream_of(args, env) is not None:
+        if args.gguf is not None:
+            raise ConfigError("--gguf runs the embedded model; --upstream names another: give one")
+        return _serve(config_from(args, env), args)
+    if args.workers > 1:
+        raise ConfigError(
+            "--workers N needs --upstream: each worker would start its own embedded model"
+        )
+    from textreact.models import local
+
+    gguf = args.gguf or local.gguf_path(local.default_cache_dir(env))
+    with local.local_server(gguf) as url:
+        return _serve(config_from(args, env, url), args)
+
+
+def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ImportError as exc:
