@@ -493,3 +493,48 @@ def test_constrain_on_sends_the_grammar_and_drops_it_once_refused() -> None:
     grammars = ["grammar" in post.body for post in upstream.posts]
     assert grammars == [True, True, False, False]
     assert "root ::=" in upstream.posts[0].body["grammar"]
+
+
+# a model that repeats itself
+
+ASKED = [
+    *QUESTION,
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "a1", "content": "18 C, sunny"},
+]  # fmt: skip
+
+
+def test_a_repeated_call_is_answered_from_the_earlier_result_once() -> None:
+    with proxy([text(CALL), text(ANSWER)]) as (upstream, url):
+        reply = client(url).chat.completions.create(model="m", messages=ASKED, tools=[WEATHER])
+    assert reply.choices[0].message.content == "It is 18 °C and sunny in Paris."
+    said = sent_messages(upstream, 1)[-1]["content"]
+    assert "already called get_weather" in said and "18 C, sunny" in said
+
+
+def test_a_call_repeated_after_the_reask_is_passed_on() -> None:
+    with proxy([text(CALL), text(CALL)]) as (_, url):
+        reply = client(url).chat.completions.create(model="m", messages=ASKED, tools=[WEATHER])
+    assert reply.choices[0].message.tool_calls[0].function.name == "get_weather"
+    with proxy([streamed(CALL), streamed(CALL)]) as (_, url):
+        chunks = list(
+            client(url).chat.completions.create(
+                model="m", messages=ASKED, tools=[WEATHER], stream=True
+            )
+        )
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def test_a_call_with_other_arguments_is_no_repeat() -> None:
+    other = 'Action: get_weather\nAction Input: {"city": "Lyon"}'
+    with proxy([text(other)]) as (upstream, url):
+        reply = client(url).chat.completions.create(model="m", messages=ASKED, tools=[WEATHER])
+    assert json.loads(reply.choices[0].message.tool_calls[0].function.arguments) == {"city": "Lyon"}
+    assert len(upstream.posts) == 1

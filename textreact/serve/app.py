@@ -21,7 +21,7 @@ from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
 from textreact.serve.config import ServeConfig
-from textreact.serve.convert import ChatRequest, parse_request, text_messages
+from textreact.serve.convert import ChatRequest, earlier_calls, parse_request, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.reply import Chunks, completion_body
 from textreact.serve.turn import Judge, Problem
@@ -130,7 +130,8 @@ class _Proxy:
     def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
         config = self.config
         messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
-        return Judge(call.tools, call.tool_choice, config.lang), messages
+        judge = Judge(call.tools, call.tool_choice, config.lang, earlier=earlier_calls(call))
+        return judge, messages
 
     async def _complete(self, call: ChatRequest, key: str | None) -> Response:
         from starlette.responses import JSONResponse

@@ -204,6 +204,28 @@ def _system_prompt(tools: tuple[Tool, ...], lang: str) -> str:
     return prompt.system_prompt(tools, lang)
 
 
+def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str, str]]:
+    """(tool name, arguments, result) of each earlier call that has its result, in order, the
+    result quoted as the model was shown it: what a repeated call is answered from."""
+    answered = _results(request.messages)
+    found = []
+    for message in request.messages:
+        if message["role"] != "assistant":
+            continue
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") if isinstance(call, dict) else None
+            result = answered.get(call.get("id")) if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str) and result:
+                arguments = _arguments(function.get("arguments"))
+                found.append((function["name"], arguments, untrusted(result)))
+    return found
+
+
+def untrusted(text: str) -> str:
+    """A tool's result made safe to show the model, as `observe` makes one."""
+    return observation.quote_keywords(observation.neutralise_control_tokens(text))
+
+
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Each tool result by the id of the call it answers; a result for no call is a 400."""
     calls = set()
@@ -256,7 +278,7 @@ def _assistant(
         result = answered.get(call.get("id"))
         if result is not None:
             shown = observation.truncate(result, limit) if limit is not None else result
-            safe = observation.quote_keywords(observation.neutralise_control_tokens(shown))
+            safe = untrusted(shown)
             turns.append({"role": "user", "content": grammar.render_observation(safe, lang)})
     return turns
 

@@ -76,9 +76,12 @@ class Committer:
             return verdict, [*self._thought(verdict.thought), ("call", verdict)]
         return verdict, []
 
-    def content(self, answer: Answer) -> list[Event]:
-        """A whole answer not streamed before (the note after a failed re-ask)."""
-        return [*self._thought(answer.thought), ("content", answer.text)]
+    def settle(self, verdict: Answer | Call) -> list[Event]:
+        """A whole verdict not streamed before: the note after a failed re-ask, or a call
+        repeated after the model was asked not to."""
+        if isinstance(verdict, Call):
+            return [*self._thought(verdict.thought), ("call", verdict)]
+        return [*self._thought(verdict.thought), ("content", verdict.text)]
 
     def _answers_allowed(self) -> bool:
         return self.judge.tool_choice in ("auto", "none")
@@ -178,7 +181,7 @@ async def events(
                 source = await reopen(messages)
             else:
                 verdict = judge.give_up(verdict)
-                for piece in _encoded(committer.content(verdict), chunks):
+                for piece in _encoded(committer.settle(verdict), chunks):
                     yield piece
     except ServeError as error:
         yield sse(error.body())

@@ -58,6 +58,9 @@ class Problem:
     #: What the client gets as content if it comes to that.
     shown: str
     thought: str | None = None
+    #: A call that repeats an earlier one: asked once to use the earlier result, it is
+    #: passed on if the model insists (the client's loop has its own limits).
+    call: Call | None = None
 
 
 Verdict = Union[Call, Answer, Problem]  # noqa: UP007 (a runtime alias works on 3.10)
@@ -66,12 +69,25 @@ Verdict = Union[Call, Answer, Problem]  # noqa: UP007 (a runtime alias works on 
 class Judge:
     """The judgement of replies for one request: its tools, its `tool_choice`, its language."""
 
-    def __init__(self, tools: Sequence[Tool], tool_choice: str = "auto", lang: str = "en") -> None:
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        tool_choice: str = "auto",
+        lang: str = "en",
+        *,
+        earlier: Sequence[tuple[str, dict[str, Any] | str, str]] = (),
+    ) -> None:
         self.tools = tuple(tools)
         self.box = ToolBox(self.tools)
         self.tool_choice = tool_choice
         self.lang = lang
         self.protocol = TextProtocol(examples=[])
+        #: Each earlier call with a result, by its identity: (step number, result).
+        self.earlier: dict[tuple[str, str], tuple[int, str]] = {}
+        for number, (name, arguments, result) in enumerate(earlier, 1):
+            prepared = self.box.prepare(name, arguments, lang)
+            if not isinstance(prepared, ToolResult):
+                self.earlier.setdefault(prepared.key, (number, result))
 
     def read(self, completion: Completion) -> Verdict:
         """What the reply means for this request."""
@@ -96,7 +112,12 @@ class Judge:
             text = observation.observe(prepared, lang=self.lang)
             return Problem(text, _one_line(prepared.error or ""), kept, kept, step.thought)
         repairs = step.repairs + prepared.repairs
-        return Call(prepared.tool, prepared.arguments, step.thought, repairs)
+        call = Call(prepared.tool, prepared.arguments, step.thought, repairs)
+        if prepared.key in self.earlier:
+            number, result = self.earlier[prepared.key]
+            text = observation.repeated_call(prepared.tool.name, number, result, self.lang)
+            return Problem(text, _one_line(text), kept, kept, step.thought, call)
+        return call
 
     def _broken(self, step: Step) -> FormatError | None:
         """The error for a step that breaks `tool_choice`; a call of another tool than the
@@ -121,9 +142,11 @@ class Judge:
             {"role": "user", "content": said},
         ]
 
-    def give_up(self, problem: Problem) -> Answer:
+    def give_up(self, problem: Problem) -> Answer | Call:
         """The content for a reply that failed its re-ask too: what the model wrote, and a
-        note that says why it is text."""
+        note that says why it is text; a repeated call stays the call it is."""
+        if problem.call is not None:
+            return problem.call
         note = templates.render("serve/unread.md", self.lang, {"problem": problem.summary})
         text = f"{problem.shown}\n\n{note}" if problem.shown.strip() else note
         return Answer(text, problem.thought, "stop", note)
