@@ -107,14 +107,21 @@ TASK = Task("calc-mul", "What is 17 * 23?", answer=391, tags=("calculator",))
 TEXT_CALL = 'Thought: I will compute.\nAction: calculator\nAction Input: {"expression": "17*23"}'
 
 
-def _script() -> list[Reply]:
-    """Text then native, for one task: each makes one call and answers right."""
-    return [
-        Reply(body=chat_completion(TEXT_CALL)),
-        Reply(body=chat_completion("Final Answer: 17 * 23 = 391")),
-        _tool_call("calculator", {"expression": "17*23"}),
-        Reply(body=chat_completion("17 * 23 = 391")),
-    ]
+def _script(*protocols: str) -> list[Reply]:
+    """One task through each protocol in turn (default: text then native): each makes one call
+    and answers right."""
+    replies = {
+        "text": [
+            Reply(body=chat_completion(TEXT_CALL)),
+            Reply(body=chat_completion("Final Answer: 17 * 23 = 391")),
+        ],
+        "native": [
+            _tool_call("calculator", {"expression": "17*23"}),
+            Reply(body=chat_completion("17 * 23 = 391")),
+        ],
+    }
+    replies["text+grammar"] = replies["text"]
+    return [reply for p in protocols or ("text", "native") for reply in replies[p]]
 
 
 def test_both_protocols_run_and_are_summarised_the_same_way(tmp_path: Path) -> None:
@@ -181,16 +188,17 @@ def test_compare_command_writes_every_output(tmp_path: Path, capsys) -> None:
         "--transcripts", str(tmp_path / "runs"),
         "--fail-under", "0.5",
     )  # fmt: skip
-    with FakeServer(_script()) as server:
+    with FakeServer(_script("text", "text+grammar", "native")) as server:
         model = OpenAICompatModel("fake-model", server.base_url, max_retries=0)
         code = compare_command(args, model)
     out, err = capsys.readouterr()
     document = json.loads((tmp_path / "r.json").read_text("utf-8"))
     assert document["meta"]["model"] == "fake-model"
+    assert list(document["summary"]) == ["text", "text+grammar", "native"]
     assert document["summary"]["native"]["success_rate"] == 1.0
-    assert "native" in out and "2/2" in err
+    assert "native" in out and "3/3" in err
     assert (tmp_path / "r.md").read_text("utf-8").startswith("|")
-    assert len(list((tmp_path / "runs").iterdir())) == 2
+    assert len(list((tmp_path / "runs").iterdir())) == 3
     text_rate = document["summary"]["text"]["success_rate"]
     assert code == (0 if text_rate >= 0.5 else 1)
 

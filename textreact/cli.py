@@ -178,12 +178,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fuzz.set_defaults(handler=cmd_fuzz)
 
-    compare = commands.add_parser("compare", help="text protocol vs native tool calls")
+    compare = commands.add_parser(
+        "compare",
+        help="text protocol (with and without grammar) vs native tool calls, on one model or "
+        "several",
+        conflict_handler="resolve",  # compare's own --gguf repeats
+    )
     add_model_arguments(compare)
     from textreact.compare import add_compare_arguments
 
     add_compare_arguments(compare)
-    compare.set_defaults(handler=cmd_compare)
+    compare.set_defaults(handler=cmd_compare, gguf=None)  # GGUF files come as model specs
     from textreact.serve.cli import add_parser as add_serve_parser
 
     add_serve_parser(commands)
@@ -485,11 +490,35 @@ def cmd_fuzz(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from textreact.compare import compare_command, prepare_compare
+    from textreact.compare import compare_command, compare_models, prepare_compare
 
     plan = prepare_compare(args)  # usage errors before the model starts or any request
-    with open_model(args, env) as model:
-        return compare_command(args, model, plan=plan)
+    if not plan.specs:
+        with open_model(args, env) as model:
+            return compare_command(args, model, plan=plan)
+    openers = [(spec.name, _spec_opener(args, spec, env)) for spec in plan.specs]
+    return compare_models(args, openers, plan=plan)
+
+
+def _spec_opener(args: argparse.Namespace, spec: Any, env: Mapping[str, str]) -> Any:
+    """How to open one compared model: the model flags with the spec's endpoint (its key from
+    `key_env`) or GGUF file in place. The key and the URL are checked now, before any model
+    starts; OPENAI_BASE_URL is ignored, since the spec names the model."""
+    api_key = args.api_key
+    if spec.key_env:
+        api_key = env.get(spec.key_env)
+        if not api_key:
+            raise ConfigError(
+                f"model {spec.name}: key_env={spec.key_env} names an environment variable that "
+                "is not set (or is empty); export it, or leave key_env= out"
+            )
+    if spec.base_url is not None:
+        checked_base_url(spec.base_url, f"--model-spec {spec.name}")
+    flags = argparse.Namespace(**vars(args))
+    flags.base_url, flags.gguf, flags.api_key = spec.base_url, spec.gguf, api_key
+    flags.model = spec.served_model if spec.base_url is not None else None
+    rest = {k: v for k, v in env.items() if k != "OPENAI_BASE_URL"}
+    return lambda: open_model(flags, rest)
 
 
 if __name__ == "__main__":

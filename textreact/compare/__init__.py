@@ -1,18 +1,32 @@
-"""Text protocol vs native tool calling, side by side: a task suite (or BFCL entries) run through
-both against the same model, measured the same way, and reported.
+"""Text protocol (with and without the tools' grammar) vs native tool calling, side by side: a
+task suite (or BFCL entries) run through each against the same model, or against several models
+one at a time, measured the same way, and reported.
 
-`suite` (tasks and scoring) -> `runner` (runs and measures) -> `report` (summaries, table, JSON,
-Markdown, chart, transcripts); `bfcl` loads and scores BFCL single-call entries; `cli` holds the
-flags of `textreact compare`. Importing this package stays cheap: the runner, which pulls in the
-model clients, loads on first use."""
+`suite` (tasks and scoring) -> `runner` (runs and measures) -> `report` (one model's summaries,
+table, JSON, Markdown, chart, transcripts) -> `matrix` (several models: one table of model x
+protocol); `bfcl` loads and scores BFCL single-call entries; `models` reads `--model-spec`;
+`cli` holds the flags of `textreact compare`. Importing this package stays cheap: the runner,
+which pulls in the model clients, loads on first use."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from textreact.compare.cli import add_compare_arguments, compare_command, prepare_compare
+from textreact.compare.cli import (
+    add_compare_arguments,
+    compare_command,
+    compare_models,
+    prepare_compare,
+)
 
-__all__ = ["Report", "add_compare_arguments", "compare_command", "prepare_compare", "run_compare"]
+__all__ = [
+    "Report",
+    "add_compare_arguments",
+    "compare_command",
+    "compare_models",
+    "prepare_compare",
+    "run_compare",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,27 +1,41 @@
 """`textreact compare` flags -> a comparison run -> the table, files and exit code. The lead's
-`cli.py` checks the flags with `prepare_compare` before the model starts, opens the model and
-calls `compare_command`; this module knows only the flags.
+`cli.py` checks the flags with `prepare_compare` before any model starts, then opens the one
+model and calls `compare_command`, or hands `compare_models` an opener per `--model-spec` /
+`--gguf`; this module knows only the flags, never the environment.
 
-Everything the flags ask to write is checked before the first request, and written as runs end:
-each run's transcript when it finishes, the JSON and Markdown reports rewritten after every run
-(marked partial until the last), so an interrupted comparison leaves what it had done."""
+Several models are served one at a time, each through every protocol, into one matrix of
+model x protocol; one model keeps the one-model table. Everything the flags ask to write is
+checked before the first request, and written as runs end: each run's transcript when it
+finishes, the JSON and Markdown reports rewritten after every run (marked partial until the
+last), so an interrupted comparison leaves what it had done."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from textreact.errors import ConfigError
+from textreact.compare.models import ModelSpec, check_specs, gguf_type, spec_type
+from textreact.errors import ConfigError, ModelError
+
+#: Opens one compared model for as long as its runs take (an embedded server starts and stops).
+Opener = Callable[[], AbstractContextManager[Any]]
+#: The exit code when a model of several could not be started (the CLI's "model failed").
+EXIT_NOT_STARTED = 3
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `textreact compare` (the model flags are added by the caller)."""
+    """The flags of `textreact compare` (the model flags are added by the caller). `--gguf`
+    here repeats, and stands in for the model flags' single `--gguf`: the caller's parser
+    resolves that conflict (`conflict_handler="resolve"`)."""
     group = parser.add_argument_group("comparison")
     group.add_argument(
         "--suite",
@@ -31,7 +45,9 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--answers", type=Path, help="BFCL possible-answer file (default: beside)")
     group.add_argument(
-        "--protocols", default="text,native", help="comma-separated: text,native (default both)"
+        "--protocols",
+        help="comma-separated, of text (no grammar), text+grammar (the tools' grammar where the "
+        "server takes one) and native (default: all three; text,native with --constrain off)",
     )
     group.add_argument(
         "--repeat", type=positive_int, default=1, help="run each task N times (spread)"
@@ -50,6 +66,28 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--fail-under",
         type=rate,
         help="exit 1 when a protocol's success rate is below this (0 to 1)",
+    )
+    models = parser.add_argument_group(
+        "models compared",
+        "several models, served one at a time, into one table of model x protocol; without "
+        "these flags the model flags name the one model",
+    )
+    models.add_argument(
+        "--model-spec",
+        action="append",
+        dest="model_specs",
+        type=spec_type,
+        metavar="NAME=URL[,model=M][,key_env=VAR]",
+        help="an endpoint (model= defaults to NAME), NAME=FILE.gguf, or NAME alone for the "
+        "embedded model; repeatable",
+    )
+    models.add_argument(
+        "--gguf",
+        action="append",
+        dest="model_specs",
+        type=gguf_type,
+        metavar="PATH",
+        help="serve this GGUF file in the embedded server, named after its stem; repeatable",
     )
 
 
@@ -77,24 +115,26 @@ def rate(text: str) -> float:
 
 @dataclass(frozen=True)
 class Plan:
-    """What the flags ask for, checked before the model starts: the tasks and the protocols."""
+    """What the flags ask for, checked before the model starts: the tasks, the protocols and
+    the models (none: the one model of the model flags)."""
 
     tasks: tuple[Any, ...]
     protocols: tuple[str, ...]
+    specs: tuple[ModelSpec, ...] = ()
 
 
 def prepare_compare(args: argparse.Namespace) -> Plan:
-    """The tasks and protocols the flags select, with every output path checked writable; any
-    problem is a ConfigError (exit 2) before a model is started or a request is sent."""
-    from textreact.compare.runner import PROTOCOLS
-
-    protocols = tuple(p.strip() for p in args.protocols.split(",") if p.strip())
-    unknown = [p for p in protocols if p not in PROTOCOLS]
-    if unknown or not protocols:
-        raise ConfigError(
-            f"--protocols takes a comma-separated list of {', '.join(PROTOCOLS)}; "
-            f"got {args.protocols!r}"
-        )
+    """The tasks, protocols and models the flags select, with every output path checked
+    writable; any problem is a ConfigError (exit 2) before a model is started or a request is
+    sent."""
+    protocols = select_protocols(args.protocols, getattr(args, "constrain", "auto"))
+    specs = check_specs(getattr(args, "model_specs", None) or ())
+    for flag, value in (("--base-url", "base_url"), ("--model", "model")):
+        if specs and getattr(args, value, None):
+            raise ConfigError(
+                f"{flag} names the one model of a plain comparison; with --model-spec or "
+                "--gguf, give every model as a spec (--model-spec NAME=BASE_URL[,model=M])"
+            )
     tasks = tuple(load_tasks(args))
     for flag, path in (("--json", args.json_file), ("--markdown", args.markdown)):
         if path is not None:
@@ -106,7 +146,31 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
         chart_backend()  # a missing extra is named now, not after every run
     if args.transcripts is not None:
         check_folder(args.transcripts, "--transcripts")
-    return Plan(tasks, protocols)
+    return Plan(tasks, protocols, specs)
+
+
+def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:
+    """The protocols `--protocols` names (default: all three, or text,native when `--constrain
+    off` leaves no grammar to send); text+grammar asked for with `--constrain off` is refused,
+    as its row would only repeat the text row."""
+    from textreact.compare.runner import PROTOCOLS
+
+    if flag is None:
+        return tuple(p for p in PROTOCOLS if constrain != "off" or p != "text+grammar")
+    protocols = tuple(p.strip() for p in flag.split(",") if p.strip())
+    unknown = [p for p in protocols if p not in PROTOCOLS]
+    if unknown or not protocols:
+        raise ConfigError(
+            f"--protocols takes a comma-separated list of {', '.join(PROTOCOLS)}; got {flag!r}"
+        )
+    if len(set(protocols)) < len(protocols):
+        raise ConfigError(f"--protocols names a protocol twice: {flag!r}")
+    if "text+grammar" in protocols and constrain == "off":
+        raise ConfigError(
+            "--constrain off sends no grammar, so text+grammar would repeat text: drop "
+            "text+grammar from --protocols, or use --constrain auto (or on)"
+        )
+    return protocols
 
 
 def check_writable(path: Path, flag: str) -> None:
@@ -159,68 +223,173 @@ def compare_command(
 ) -> int:
     """Run the comparison the flags describe on `model`; print the table; write the files as
     runs end. Returns 0, or 1 when `--fail-under` is given and a protocol falls below it."""
-    from textreact.compare import report as render
-    from textreact.compare.runner import Report, run_compare
+    return compare_models(args, [(None, lambda: contextlib.nullcontext(model))], err=err, plan=plan)
 
-    err = err or sys.stderr
-    plan = plan or prepare_compare(args)
-    meta = {"model": getattr(model, "model", type(model).__name__), "suite": args.suite}
-    items = {item.id: item for item in plan.tasks}
-    done: list[Any] = []
-    started = time.perf_counter()
 
-    def report_of(outcomes: list[Any]) -> Report:
-        return Report(
-            protocols=plan.protocols,
-            tasks=plan.tasks,
-            outcomes=tuple(outcomes),
-            repeat=args.repeat,
-            concurrency=args.concurrency,
-            seconds=time.perf_counter() - started,
-            meta=dict(meta),
-        )
+def compare_models(
+    args: argparse.Namespace,
+    models: Sequence[tuple[str | None, Opener]],
+    *,
+    err: IO[str] | None = None,
+    plan: Plan | None = None,
+) -> int:
+    """Run the comparison on each model in turn, each opened only for its own runs (a name of
+    None: the model's own name); print the table (a matrix for several models); write the files
+    as runs end. Returns 0; 1 when `--fail-under` is given and a model's protocol falls below
+    it; EXIT_NOT_STARTED when a model of several could not be started (the others still run).
+    One model that cannot start raises its ModelError, as before."""
+    if not models:
+        raise ConfigError("compare_models needs at least one (name, opener) pair")
+    comparison = _Comparison(args, plan or prepare_compare(args), models, err or sys.stderr)
+    for name, opener in models:
+        try:
+            with opener() as model:
+                comparison.run(name, model)
+        except ModelError as exc:
+            if len(models) == 1:
+                raise
+            comparison.not_started(name or "?", exc)
+    return comparison.finish()
 
-    def write(result: Report) -> None:
-        if args.json_file:
-            render.write_json(result, args.json_file)
-        if args.markdown:
-            render.write_text(args.markdown, render.markdown(result))
 
-    def progress(outcome: Any, count: int, total: int) -> None:
-        done.append(outcome)
-        if args.transcripts:
-            render.write_transcript(outcome, items[outcome.task], args.transcripts)
-        write(report_of(done))
-        filled = count * 20 // total
+class _Comparison:
+    """One command's comparison as it goes: the reports of the models done, the runs of the one
+    running, and the files, rewritten whole after every run."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        plan: Plan,
+        models: Sequence[tuple[str | None, Opener]],
+        err: IO[str],
+    ) -> None:
+        self.args, self.plan, self.err = args, plan, err
+        self.names = tuple(name or "" for name, _ in models)
+        self.several = len(models) > 1
+        self.items = {item.id: item for item in plan.tasks}
+        self.reports: list[tuple[str, Any]] = []
+        self.failed: dict[str, str] = {}
+        self.started = time.perf_counter()
+        self.count = 0
+        self.total = len(plan.tasks) * len(plan.protocols) * args.repeat * len(models)
+
+    def run(self, name: str | None, model: Any) -> None:
+        """Every task through every protocol on `model`, written as each run ends."""
+        from textreact.compare import report as render
+        from textreact.compare.runner import Report, constrain_meta, run_compare
+
+        served = getattr(model, "model", type(model).__name__)
+        label = name or served
+        meta = {"model": served, "name": label, "suite": self.args.suite}
+        outcomes: list[Any] = []
+        started = time.perf_counter()
+        folder = self.args.transcripts
+        if folder is not None and self.several:
+            folder = folder / render.safe_name(label)
+
+        def report_of() -> Report:
+            return Report(
+                protocols=self.plan.protocols,
+                tasks=self.plan.tasks,
+                outcomes=tuple(outcomes),
+                repeat=self.args.repeat,
+                concurrency=self.args.concurrency,
+                seconds=time.perf_counter() - started,
+                meta={**meta, **constrain_meta(model)},
+            )
+
+        def progress(outcome: Any, count: int, total: int) -> None:
+            outcomes.append(outcome)
+            if folder is not None:
+                render.write_transcript(outcome, self.items[outcome.task], folder)
+            self.write((label, report_of()))
+            self.count += 1
+            self.show(label, outcome)
+
+        try:
+            result = run_compare(
+                model,
+                self.plan.tasks,
+                protocols=self.plan.protocols,
+                repeat=self.args.repeat,
+                concurrency=self.args.concurrency,
+                max_steps=self.args.max_steps,
+                on_outcome=progress,
+            )
+        except KeyboardInterrupt:
+            if self.count and (self.args.json_file or self.args.markdown or folder):
+                print(f"\ninterrupted: the {self.count} finished runs are written", file=self.err)
+            raise
+        result.meta.update(meta)
+        self.reports.append((label, result))
+        self.write()
+
+    def not_started(self, name: str, exc: Exception) -> None:
+        self.failed[name] = str(exc)
+        lead = "\n" if 0 < self.count < self.total else ""
+        print(f"{lead}{name}: could not be started: {exc}", file=self.err, flush=True)
+        self.write()
+
+    def show(self, label: str, outcome: Any) -> None:
+        filled = self.count * 20 // self.total
         mark = "ok" if outcome.success else "--"
+        model = f"{label[:16]:16} " if self.several else ""
         print(
-            f"\r[{'#' * filled}{'.' * (20 - filled)}] {count}/{total} {outcome.protocol:6} "
-            f"{mark} {outcome.task[:40]:40}",
-            end="" if count < total else "\n",
-            file=err,
+            f"\r[{'#' * filled}{'.' * (20 - filled)}] {self.count}/{self.total} {model}"
+            f"{outcome.protocol:12} {mark} {outcome.task[:40]:40}",
+            end="" if self.count < self.total else "\n",
+            file=self.err,
             flush=True,
         )
 
-    try:
-        result = run_compare(
-            model,
-            plan.tasks,
-            protocols=plan.protocols,
-            repeat=args.repeat,
-            concurrency=args.concurrency,
-            max_steps=args.max_steps,
-            on_outcome=progress,
+    def view(self, running: tuple[str, Any] | None = None) -> Any:
+        """The one model's report, or the matrix of every model so far (`running`: the model
+        whose runs are under way, with the runs it has finished)."""
+        from textreact.compare.matrix import Matrix
+
+        reports = [*self.reports, *([running] if running else [])]
+        if not self.several:
+            return reports[0][1] if reports else None
+        return Matrix(
+            reports=tuple(reports),
+            protocols=self.plan.protocols,
+            models=self.names,
+            failed=dict(self.failed),
+            seconds=time.perf_counter() - self.started,
+            meta={"suite": self.args.suite, "concurrency": self.args.concurrency},
         )
-    except KeyboardInterrupt:
-        if done and (args.json_file or args.markdown or args.transcripts):
-            print(f"\ninterrupted: the {len(done)} finished runs are written", file=err)
-        raise
-    result.meta.update(meta)
-    print(render.table(result))
-    write(result)
-    if args.chart:
-        render.chart(result, args.chart)
-    if args.fail_under is not None:
-        rates = [render.summarise(result, p)["success_rate"] for p in result.protocols]
-        return 1 if min(rates) < args.fail_under else 0
-    return 0
+
+    def write(self, running: tuple[str, Any] | None = None) -> None:
+        from textreact.compare import matrix, report
+
+        view = self.view(running)
+        if view is None:
+            return
+        render: Any = matrix if self.several else report
+        if self.args.json_file:
+            render.write_json(view, self.args.json_file)
+        if self.args.markdown:
+            report.write_text(self.args.markdown, render.markdown(view))
+
+    def finish(self) -> int:
+        """The table printed, the files written a last time, and the exit code."""
+        from textreact.compare import matrix, report
+
+        if 0 < self.count < self.total:
+            print(file=self.err)
+        view = self.view()
+        render: Any = matrix if self.several else report
+        print(render.table(view))
+        self.write()
+        if self.args.chart:
+            render.chart(view, self.args.chart)
+        if self.failed:
+            return EXIT_NOT_STARTED
+        if self.args.fail_under is not None:
+            rates = [
+                report.summarise(result, p)["success_rate"]
+                for _, result in self.reports
+                for p in result.protocols
+            ]
+            return 1 if rates and min(rates) < self.args.fail_under else 0
+        return 0

@@ -17,6 +17,7 @@ from typing import Any
 
 from textreact.compare.bfcl import Entry
 from textreact.compare.runner import Outcome, Report, native_support
+from textreact.compare.suite import Task
 from textreact.errors import MissingExtraError
 
 #: What each native verdict means for a reader.
@@ -26,6 +27,14 @@ SUPPORT_NOTES = {
     "as_text": "native unsupported: the model wrote its calls as JSON text",
     "ignored": "native unsupported or ignored: no tool call came back in any task",
 }
+#: What each verdict on the constrained protocol means for a reader.
+CONSTRAIN_NOTES = {
+    "constrained": "every run was decoded under the tools' grammar",
+    "partly": "only some runs were decoded under the tools' grammar",
+    "unconstrained": "not constrained: no reply was decoded under the tools' grammar",
+}
+#: The protocol whose rows say whether the grammar was taken.
+CONSTRAINED = "text+grammar"
 _SUMMED = (
     "tool_calls",
     "tool_errors",
@@ -34,13 +43,23 @@ _SUMMED = (
     "hallucinations_cut",
     "truncated",
     "calls_as_text",
+    "constrained_turns",
 )
 
 
+def expects_call(item: Task | Entry) -> bool:
+    """Whether a run of `item` should call a tool: every BFCL entry, and every task but those
+    tagged `no-tool`."""
+    return isinstance(item, Entry) or "no-tool" not in item.tags
+
+
 def summarise(report: Report, protocol: str) -> dict[str, Any]:
-    """The figures of one protocol; with repeats, the spread of the success rate across them."""
+    """The figures of one protocol; with repeats, the spread of the success rate across them.
+    The valid-call rate is over the runs that should call a tool (`expects_call`)."""
     runs = [o for o in report.outcomes if o.protocol == protocol]
     count = len(runs) or 1
+    items = {item.id: item for item in report.tasks}
+    expecting = [o for o in runs if expects_call(items[o.task])]
     rates = []
     for r in range(report.repeat):
         of_repeat = [o.success for o in runs if o.repeat == r]
@@ -53,6 +72,10 @@ def summarise(report: Report, protocol: str) -> dict[str, Any]:
         "success_rate_stdev": statistics.pstdev(rates),
         "best_effort_correct": sum(o.best_effort_correct for o in runs),
         "mean_steps": sum(o.measures["steps"] for o in runs) / count,
+        "calls_expected": len(expecting),
+        "valid_call_rate": (
+            sum(o.measures["first_call_valid"] for o in expecting) / (len(expecting) or 1)
+        ),
     }
     summary.update({k: sum(o.measures[k] for o in runs) for k in _SUMMED})
     summary.update(
@@ -64,7 +87,29 @@ def summarise(report: Report, protocol: str) -> dict[str, Any]:
     if protocol == "native":
         support = native_support(runs)
         summary.update(native_support=support, native_note=SUPPORT_NOTES[support])
+    if protocol == CONSTRAINED:
+        summary.update(constrain_verdict(report, runs))
     return summary
+
+
+def constrain_verdict(report: Report, runs: list[Outcome]) -> dict[str, Any]:
+    """Whether the constrained protocol's runs were constrained, and why not where they were
+    not (the client's own note, else its mode)."""
+    constrained = sum(o.measures["constrained_turns"] > 0 for o in runs)
+    verdict = (
+        "constrained" if runs and constrained == len(runs)
+        else "partly" if constrained else "unconstrained"
+    )  # fmt: skip
+    note = f"{CONSTRAIN_NOTES[verdict]} ({constrained} of {len(runs)} runs)"
+    if verdict != "constrained":
+        mode = report.meta.get("constrain")
+        why = report.meta.get("constrain_note") or (
+            "the client's constrain mode is off" if mode == "off"
+            else "the model client sends no grammar" if mode is None
+            else "the server constrained no reply"
+        )  # fmt: skip
+        note += f": {why}"
+    return {"constrained_runs": constrained, "constrained": verdict, "constrain_note": note}
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -150,43 +195,59 @@ def _grid(report: Report) -> tuple[list[str], list[list[str]]]:
     return ["", *report.protocols], rows
 
 
-def _notes(report: Report) -> list[str]:
-    notes = [f"{len(report.tasks)} tasks x {report.repeat} repeat(s), {report.seconds:.1f} s wall"]
+def notes(report: Report) -> list[str]:
+    """The lines under a report's table: its size, whether it is partial, what the server did
+    with grammars and native tools, and each run's note."""
+    lines = [f"{len(report.tasks)} tasks x {report.repeat} repeat(s), {report.seconds:.1f} s wall"]
     planned = len(report.tasks) * len(report.protocols) * report.repeat
     if len(report.outcomes) < planned:
-        notes.append(f"partial: {len(report.outcomes)} of {planned} runs finished")
+        lines.append(f"partial: {len(report.outcomes)} of {planned} runs finished")
+    if CONSTRAINED in report.protocols:
+        lines.append(f"{CONSTRAINED}: " + summarise(report, CONSTRAINED)["constrain_note"])
     if "native" in report.protocols:
-        notes.append("native: " + summarise(report, "native")["native_note"])
-    notes += [f"{o.task} ({o.protocol}): {o.note}" for o in report.outcomes if o.note]
-    return notes
+        lines.append("native: " + summarise(report, "native")["native_note"])
+    lines += [f"{o.task} ({o.protocol}): {o.note}" for o in report.outcomes if o.note]
+    return lines
 
 
-def table(report: Report) -> str:
-    """The terminal table, one column per protocol."""
-    header, rows = _grid(report)
+def aligned(header: list[str], rows: list[list[str]], *, left: int = 1) -> list[str]:
+    """A grid as terminal lines: the first `left` columns flush left, the figures flush right."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
+    return [
         "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in [header, *rows]
     ]
-    return "\n".join([*lines, *_notes(report)])
+
+
+def markdown_grid(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A grid as Markdown table lines."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def failed_tasks(report: Report, protocol: str) -> str:
+    """The ids of the tasks that failed through `protocol`, for the Markdown report."""
+    failed = sorted({o.task for o in report.outcomes if o.protocol == protocol and not o.success})
+    return ", ".join(failed) if failed else "none"
+
+
+def table(report: Report) -> str:
+    """The terminal table, one column per protocol."""
+    return "\n".join([*aligned(*_grid(report)), *notes(report)])
 
 
 def markdown(report: Report) -> str:
     """The same table as Markdown, with the failed tasks listed per protocol."""
-    header, rows = _grid(report)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    lines += ["", *(f"- {note}" for note in _notes(report)), ""]
-    for protocol in report.protocols:
-        failed = sorted(
-            {o.task for o in report.outcomes if o.protocol == protocol and not o.success}
-        )
-        lines.append(f"**{protocol}** failed: {', '.join(failed) if failed else 'none'}")
+    lines = [*markdown_grid(*_grid(report)), "", *(f"- {note}" for note in notes(report)), ""]
+    lines += [f"**{p}** failed: {failed_tasks(report, p)}" for p in report.protocols]
     return "\n".join(lines) + "\n"
+
+
+#: One colour per protocol, the same in every chart.
+COLOURS = {"text": "#4c72b0", "text+grammar": "#55a868", "native": "#dd8452"}
 
 
 def chart_backend() -> Any:
@@ -207,7 +268,8 @@ def chart(report: Report, path: str | Path) -> None:
     summaries = [summarise(report, p) for p in report.protocols]
     figure, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
     names = list(report.protocols)
-    left.bar(names, [s["success_rate"] * 100 for s in summaries], color=["#4c72b0", "#dd8452"])
+    colours = [COLOURS.get(p, "#937860") for p in names]
+    left.bar(names, [s["success_rate"] * 100 for s in summaries], color=colours)
     left.set_ylim(0, 100)
     left.set_ylabel("success rate (%)")
     prompt = [s["mean_prompt_tokens"] for s in summaries]
@@ -239,14 +301,19 @@ def write_transcript(outcome: Outcome, item: Any, folder: str | Path) -> Path:
         "result": outcome.result.to_dict(),
         "messages": outcome.result.messages,
     }
-    path = folder / f"{_safe(outcome.task)}.{outcome.protocol}.{outcome.repeat}.json"
-    write_text(path, json.dumps(data, ensure_ascii=False, indent=1, default=str))
+    path = folder / f"{safe_name(outcome.task)}.{outcome.protocol}.{outcome.repeat}.json"
+    write_text(path, json_text(data))
     return path
 
 
 def write_json(report: Report, path: str | Path) -> None:
     """The `--json` document, replacing any earlier (partial) one whole."""
-    write_text(path, json.dumps(to_json(report), ensure_ascii=False, indent=1, default=str))
+    write_text(path, json_text(to_json(report)))
+
+
+def json_text(data: Any) -> str:
+    """A report's JSON as written to files: readable UTF-8, anything unknown as its str()."""
+    return json.dumps(data, ensure_ascii=False, indent=1, default=str)
 
 
 def write_text(path: str | Path, text: str) -> None:
@@ -257,5 +324,6 @@ def write_text(path: str | Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """`name` as one file or folder name: anything but letters, digits and `-_.` as `_`."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -1,8 +1,11 @@
 """Tasks × protocols × repeats -> outcomes: runs each task through each protocol against the same
-model, in parallel threads when asked, and measures every run the same way for both protocols.
+model, in parallel threads when asked, and measures every run the same way for every protocol.
 
-A run's measures come from its `Result` alone (`measure`), so the text and native protocols are
-compared on exactly the same arithmetic."""
+The protocols of a comparison: `text` (the text protocol, no grammar offered), `text+grammar`
+(the text protocol offering each turn's grammar, which the client sends where its server takes
+one) and `native`. Both text rows share one client, so they differ only in the grammar. A run's
+measures come from its `Result` alone (`measure`), so every protocol is compared on exactly the
+same arithmetic."""
 
 from __future__ import annotations
 
@@ -17,11 +20,17 @@ from textreact.agent import Agent, Result
 from textreact.compare.bfcl import Check, Entry, check_call
 from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
+from textreact.protocols import Protocol
 from textreact.protocols.native import capability
+from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
 
-PROTOCOLS = ("text", "native")
+PROTOCOLS = ("text", "text+grammar", "native")
+#: What `run_compare` runs unless told: the two protocols it has always compared.
+DEFAULT_PROTOCOLS = ("text", "native")
+#: A first call that names no offered tool, or whose arguments fail its schema, is not valid.
+_INVALID_CALL = ("unknown_tool", "arguments")
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ class Report:
 
 
 def measure(result: Result) -> dict[str, Any]:
-    """The counts a comparison reports for one run, the same for both protocols."""
+    """The counts a comparison reports for one run, the same for every protocol."""
     turns = result.steps
     return {
         "stop_reason": result.stop_reason,
@@ -70,10 +79,30 @@ def measure(result: Result) -> dict[str, Any]:
         "hallucinations_cut": sum(_cut_observation(t.step.discarded_text) for t in turns),
         "truncated": sum(t.note == "truncated" for t in turns),
         "calls_as_text": sum(t.note == "call_as_text" for t in turns),
+        "constrained_turns": sum(t.constrained for t in turns),
+        "first_call_valid": first_call_valid(result),
         "prompt_tokens": result.usage.prompt_tokens,
         "completion_tokens": result.usage.completion_tokens,
         "seconds": result.seconds,
     }
+
+
+def first_call_valid(result: Result) -> bool:
+    """Whether the run's first call named an offered tool with arguments its schema takes
+    (after textreact's repairs, as they ran); False when no call was run."""
+    first = next((t for t in result.steps if isinstance(t.step, Action)), None)
+    if first is None or first.result is None:
+        return False
+    return first.result.error_kind not in _INVALID_CALL
+
+
+def agent_protocol(protocol: str) -> str | Protocol:
+    """The Agent's protocol for one of PROTOCOLS."""
+    if protocol == "text":
+        return TextProtocol(constrain=False)
+    if protocol == "text+grammar":
+        return TextProtocol(constrain=True)
+    return protocol
 
 
 def _cut_observation(discarded: str) -> bool:
@@ -82,7 +111,7 @@ def _cut_observation(discarded: str) -> bool:
 
 def run_task(model: Any, task: Task, protocol: str, *, max_steps: int = 8) -> Result:
     """One task through one protocol with the built-in tools."""
-    agent = Agent(model, protocol=protocol, max_steps=max_steps, lang=task.lang)
+    agent = Agent(model, protocol=agent_protocol(protocol), max_steps=max_steps, lang=task.lang)
     return agent.run(task.question)
 
 
@@ -104,7 +133,12 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
     ]
     # BFCL expects a call, as its own prompt mode does: a call is required.
     agent = Agent(
-        model, tools, protocol=protocol, max_steps=1, best_effort=False, tool_choice="required"
+        model,
+        tools,
+        protocol=agent_protocol(protocol),
+        max_steps=1,
+        best_effort=False,
+        tool_choice="required",
     )
     result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
@@ -154,14 +188,16 @@ def run_compare(
     model: Any,
     tasks: Sequence[Task | Entry],
     *,
-    protocols: Sequence[str] = PROTOCOLS,
+    protocols: Sequence[str] = DEFAULT_PROTOCOLS,
     repeat: int = 1,
     concurrency: int = 1,
     max_steps: int = 8,
     on_outcome: Callable[[Outcome, int, int], None] | None = None,
 ) -> Report:
-    """Run every task through every protocol `repeat` times; `on_outcome(outcome, done, total)`
-    is told as each run ends (from worker threads, one at a time)."""
+    """Run every task through every protocol (of PROTOCOLS) `repeat` times;
+    `on_outcome(outcome, done, total)` is told as each run ends (from worker threads, one at a
+    time). The report's meta says why `text+grammar` replies were not constrained, where the
+    client says (`constrain_note`)."""
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:
         raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
@@ -193,7 +229,17 @@ def run_compare(
         repeat=repeat,
         concurrency=concurrency,
         seconds=time.perf_counter() - started,
+        meta=constrain_meta(model),
     )
+
+
+def constrain_meta(model: Any) -> dict[str, Any]:
+    """What the client says about constraining: its mode and why replies were not constrained."""
+    meta = {"constrain": getattr(model, "constrain", None)}
+    note = getattr(model, "constrain_note", None)
+    if note:
+        meta["constrain_note"] = note
+    return meta
 
 
 def native_support(outcomes: Sequence[Outcome]) -> str:
