@@ -5,19 +5,15 @@ one at a time, measured the same way, and reported.
 `suite` (tasks and scoring) -> `runner` (runs and measures) -> `report` (one model's summaries,
 table, JSON, Markdown, chart, transcripts) -> `matrix` (several models: one table of model x
 protocol); `bfcl` loads and scores BFCL single-call entries; `models` reads `--model-spec`;
-`cli` holds the flags of `textreact compare`. Importing this package stays cheap: the runner,
-which pulls in the model clients, loads on first use."""
+`cli` checks the flags of `textreact compare` and `command` runs them. Importing this package
+stays cheap: the runner, which pulls in the model clients, loads on first use."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from textreact.compare.cli import (
-    add_compare_arguments,
-    compare_command,
-    compare_models,
-    prepare_compare,
-)
+from textreact.compare.cli import add_compare_arguments, prepare_compare
+from textreact.compare.command import compare_command, compare_models
 
 __all__ = [
     "Report",

@@ -158,7 +158,12 @@ def chart(matrix: Matrix, path: str | Path) -> None:
         axes[1][0].bar(at, prompt, alpha=0.55, **style)
         axes[1][0].bar(at, figure_of("mean_completion_tokens"), bottom=prompt, **style)
         axes[1][1].bar(at, figure_of("mean_seconds"), **style)
-    labels = ("success rate (%)", "valid first calls (%)", "tokens per task", "seconds per task")
+    labels = (
+        "success rate (%)",
+        "valid first calls (%)",
+        "tokens per task (prompt pale)",
+        "seconds per task",
+    )
     for axis, label in zip(axes.flat, labels, strict=True):
         axis.set_ylabel(label)
         axis.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0)
