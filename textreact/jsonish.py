@@ -46,6 +46,10 @@ class Decoded(NamedTuple):
     end: int
 
 
+#: Decoded values are made on every parse; tuple.__new__ skips NamedTuple's Python-level
+#: constructor (the same object).
+_decoded = tuple.__new__
+
 #: What opens a code fence: the backticks, a language tag, the rest of the line. Where the fence
 #: closes is found after the value is read, so a ``` inside a JSON string never closes it.
 _FENCE_OPEN = re.compile(r"```[ \t]*[\w+.-]*[ \t]*\r?\n?")
@@ -115,6 +119,10 @@ _SCANNERS = {strict: decoder.scan_once for strict, decoder in _DECODERS.items()}
 
 def _strict(text: str, *, allow_control: bool = False) -> object:
     return _DECODERS[not allow_control].decode(text)
+
+
+#: The characters a JSON value (or a refused constant such as NaN) can start with.
+_VALUE_START = frozenset('{["-0123456789tfnNI')
 
 
 def _scan(text: str, at: int) -> tuple[object, int]:
@@ -191,17 +199,17 @@ def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
     lead = len(text) - len(text.lstrip())
     if lead == len(text):
         raise JsonishError("the text is empty: send {} for no arguments")
-    try:
-        scanned: tuple[object, int] | None = _scan(text, lead)
+    try:  # a value can only start with one of these; anything else fails without the cost
+        scanned = _scan(text, lead) if text[lead] in _VALUE_START else None
     except _DuplicateKey as exc:
         raise _duplicate(exc.args[0], len(text.rstrip())) from None
     except (ValueError, RecursionError):
         scanned = None
-    else:
+    if scanned is not None:
         value, end = scanned
         if end == len(text) or not text[end:].strip():
             _check_depth(value, text)
-            return Decoded(value, (), end)
+            return _decoded(Decoded, (value, (), end))
     try:
         return _repair(text, lead, scanned)
     except (RecursionError, MemoryError) as exc:
@@ -269,7 +277,7 @@ def _repair(text: str, lead: int, scanned: tuple[object, int] | None) -> Decoded
         repairs.append("trailing_text")
     if "truncated" in repairs and not value:
         raise JsonishError("the text was cut off before any argument was complete")
-    return Decoded(value, tuple(repairs), after)
+    return _decoded(Decoded, (value, tuple(repairs), after))
 
 
 def _rewritten(text: str, start: int, body_start: int, repairs: list[str]) -> tuple[object, int]:

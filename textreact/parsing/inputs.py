@@ -5,6 +5,7 @@ is JSON-like (through `jsonish`), else as the string written."""
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from functools import lru_cache
 from typing import Any
@@ -110,22 +111,25 @@ def read_input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
     text as written (a tool that knows its schema decides what a plain string means)."""
     if not raw:
         return {}, ("empty_input",)
-    try:
-        value, repairs = jsonish.loads(raw)
-    except jsonish.AmbiguousJsonError:
-        raise  # the caller reports it: reading it either way would be a silent pick
-    except jsonish.JsonishError:
-        fence = re.fullmatch(_FENCED, raw)
-        if fence:
-            return _unquote(fence.group(1).strip())[0], ("code_fence",)
-        if len(raw) <= _KEYWORDS_LIMIT and re.match(_KEYWORD_ARGUMENT, raw):
-            arguments = _call_arguments(raw)  # `query="x", n=3`, as inside a call
-            if isinstance(arguments, dict):
-                return arguments, ("keyword_arguments",)
-        return _unquote(raw)
-    if isinstance(value, (dict, str)):
-        return value, repairs
-    return raw, ()
+    # Without a bracket or a leading quote, JSON could only read a number or a word, which
+    # stay text anyway: skip it (and the exceptions a failed decode costs).
+    if "{" in raw or "[" in raw or raw[0] in "\"'":
+        try:
+            value, repairs = jsonish.loads(raw)
+        except jsonish.AmbiguousJsonError:
+            raise  # the caller reports it: reading it either way would be a silent pick
+        except jsonish.JsonishError:
+            pass
+        else:
+            return (value, repairs) if isinstance(value, (dict, str)) else (raw, ())
+    fence = re.fullmatch(_FENCED, raw) if raw.startswith("```") else None
+    if fence:
+        return _unquote(fence.group(1).strip())[0], ("code_fence",)
+    if len(raw) <= _KEYWORDS_LIMIT and re.match(_KEYWORD_ARGUMENT, raw):
+        arguments = _call_arguments(raw)  # `query="x", n=3`, as inside a call
+        if isinstance(arguments, dict):
+            return arguments, ("keyword_arguments",)
+    return _unquote(raw)
 
 
 def call(written: str) -> Call | None:
@@ -167,18 +171,67 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
     quote = raw[0]
     if quote in "'\"" and raw[-1] == quote and len(raw) > 1 and not _escapes(raw[1:-1], quote):
         return raw[1:-1]
+    simple = _simple_keywords(raw)
+    if simple is not None:
+        return simple
     try:
         parsed = ast.parse(f"f({raw})", mode="eval").body
         if not isinstance(parsed, ast.Call):
             return raw
         if parsed.keywords and not parsed.args and all(k.arg for k in parsed.keywords):
+            names = [str(k.arg) for k in parsed.keywords]
+            if len(set(names)) < len(names):
+                raise _duplicate_name(names)
             return {k.arg: ast.literal_eval(k.value) for k in parsed.keywords}
         if len(parsed.args) == 1 and not parsed.keywords:
             value = ast.literal_eval(parsed.args[0])
             return value if isinstance(value, (str, dict)) else raw
+    except jsonish.AmbiguousJsonError:
+        raise
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         pass
     return raw
+
+
+#: One `name=value` with a value that means itself as written: a string without escapes or
+#: line breaks, a decimal number, True, False or None.
+_SIMPLE_KEYWORD = re.compile(
+    r"""[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*"""
+    r"""("[^"\\\n]*"|'[^'\\\n]*'|-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w.])|True|False|None)"""
+    r"""[ \t]*(?:,|\Z)"""
+)
+_WORDS = {"True": True, "False": False, "None": None}
+
+
+def _simple_keywords(raw: str) -> dict[str, Any] | None:
+    """`query="x", n=3` read without `ast`, when every value is simple and every name a plain
+    identifier written once; None sends anything else to `ast`, which decides the same way."""
+    arguments: dict[str, Any] = {}
+    at = 0
+    while at < len(raw):
+        match = _SIMPLE_KEYWORD.match(raw, at)
+        if match is None or keyword.iskeyword(match[1]):
+            return None
+        if match[1] in arguments:
+            raise _duplicate_name([*arguments, match[1]])
+        value = match[2]
+        if value[0] in "'\"":
+            arguments[match[1]] = value[1:-1]
+        elif value in _WORDS:
+            arguments[match[1]] = _WORDS[value]
+        else:
+            arguments[match[1]] = float(value) if "." in value else int(value)
+        at = match.end()
+    return arguments if arguments and not raw.rstrip().endswith(",") else None
+
+
+def _duplicate_name(names: list[str]) -> jsonish.AmbiguousJsonError:
+    """`q="a", q="b"`: Python keeps the last, so which the model meant is a guess."""
+    seen: set[str] = set()
+    twice = next(name for name in names if name in seen or seen.add(name))
+    return jsonish.AmbiguousJsonError(
+        f"the argument {twice!r} is given more than once", reason="duplicate_key", key=twice
+    )
 
 
 def _escapes(body: str, quote: str) -> bool:

@@ -57,9 +57,13 @@ def _patterns() -> _Patterns:
     its only groups are the keywords', so `lastgroup` names the keyword, and the tail is
     optional so that a heading (no colon) is still found and checked in Python. `labels` is
     the cheap test for an inline keyword: a canonical label, as plain literals."""
+    # What a keyword line's first non-blank character can be: decoration, or a spelling's first
+    # letter. Tested first, it rejects a blank line or a line of JSON in a step or two.
+    firsts = {spelling[0] for spellings in grammar.ALIASES.values() for spelling in spellings}
+    opening = "".join(map(re.escape, sorted(firsts | set(">+-#*_`") | {ANSWER[0]})))
     line = (
-        rf"\n{grammar.LEAD_PATTERN}(?:{grammar.SPELLINGS_PATTERN}|(?P<{ANSWER}>answer))"
-        rf"(?:{grammar.TAIL_PATTERN})?"
+        rf"\n(?=[ \t]*[{opening}]){grammar.LEAD_PATTERN}"
+        rf"(?:{grammar.SPELLINGS_PATTERN}|(?P<{ANSWER}>answer))(?:{grammar.TAIL_PATTERN})?"
     )
     labels = {grammar.LABELS[lang][k] for lang in grammar.LANGUAGES for k in grammar.KEYWORDS}
     labels = {a for a in labels if not any(b != a and a.startswith(b) for b in labels)}

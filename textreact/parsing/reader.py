@@ -26,6 +26,7 @@ class Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.window = Window(text)
+        self.written = ""
 
     def step(self) -> Step:
         window = self.window
@@ -36,8 +37,7 @@ class Reader:
         if decision is None and scanner.bare_lines:
             tokens, decision = self._bare(tokens)
         # tokens[0] is the text before the first keyword; the first keyword's language rules
-        scanned = self.text[window.start : window.stop]
-        lang = tokens[1].lang if len(tokens) > 1 else _lang_of(scanned)
+        lang = tokens[1].lang if len(tokens) > 1 else _lang_of(self.text[window.start :])
         if decision is not None and tokens[decision].kind == grammar.ACTION:
             return self._action(tokens, decision, lang)
         if decision is not None:
@@ -61,6 +61,7 @@ class Reader:
             if kind == grammar.ACTION:
                 written = self._value(token)
                 if written and not inputs.is_no_action(written):
+                    self.written = written
                     return found, index
             elif kind == grammar.FINAL_ANSWER and self._value(token):
                 return found, index
@@ -115,7 +116,7 @@ class Reader:
 
     def _action(self, tokens: list[Token], at: int, lang: str) -> Step:
         token = tokens[at]
-        written = self._value(token)
+        written = self.written  # the deciding Action's value, as `_tokens` read it
         thought = self._thought(tokens, at)
         if written.startswith(("{", "```")) and (blob := self._blob(token, lang, thought)):
             return blob
