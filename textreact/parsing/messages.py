@@ -67,6 +67,16 @@ def _tool_hint(name: str, lang: str, tool: str, example: str) -> str:
     return templates.note(name, lang, action_form=action)
 
 
+#: The slots a parser message may use.
+_SLOTS = ("fragment", "tool", "key", "keys")
+
+
+@lru_cache(maxsize=128)
+def _message(name: str, lang: str) -> str:
+    """A message from the notes, rendered once per language with a marker in each slot."""
+    return templates.note(name, lang, **{slot: f"\x00{slot}\x00" for slot in _SLOTS})
+
+
 def error(
     problem: str,
     lang: str,
@@ -80,7 +90,9 @@ def error(
     section `parse_<note or problem>`; the hint shows the tool named, when one was."""
     if tool is not None:
         slots["tool"] = quote(tool)
-    message = templates.note(f"parse_{note or problem}", lang, **slots)
+    message = _message(f"parse_{note or problem}", lang)
+    for slot, value in slots.items():
+        message = message.replace(f"\x00{slot}\x00", value)
     if problem == "no_input":
         hint = _tool_hint("parse_no_input_hint", lang, tool or "", "{}")
     elif problem == "ambiguous_input":
