@@ -479,3 +479,20 @@ def test_a_chat_model_without_a_grammar_parameter_is_not_sent_one() -> None:
     assert Agent(model).run("2+2?").answer == "4" and model.calls == 1
     with pytest.raises(ConfigError, match="tools="):
         Agent(model, protocol="native")
+
+
+def test_a_result_with_a_hostile_getattribute_is_shown_not_failed() -> None:
+    class Sly:
+        def __getattribute__(self, name: str) -> Any:
+            raise RuntimeError(f"no {name} for you")
+
+        def __str__(self) -> str:
+            return "sly value"
+
+    @tool
+    def sly() -> str:
+        """Use this to get a sly value."""
+        return Sly()  # type: ignore[return-value]
+
+    result, _ = run("text", "sync", [call("sly"), answer("ok")], tools=[sly])
+    assert not result.steps[0].is_error and result.steps[0].observation == "sly value"

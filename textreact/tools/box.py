@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import inspect
 import json
 import re
 import threading
 import time
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -219,11 +219,18 @@ def _run_and_show(
     """("ok", value, text) | ("exception", error): the call and its formatting, as one unit."""
     try:
         value = tool.invoke(arguments)
-        if inspect.isawaitable(value):  # a coroutine tool under the sync driver
+        if _awaitable(value):  # a coroutine tool under the sync driver
             value = asyncio.run(_awaited(value))
     except Exception as error:
         return "exception", error
     return _show(value, present)
+
+
+def _awaitable(value: Any) -> bool:
+    """Whether a tool returned something to await, judged by its type alone: a returned
+    object's own `__getattribute__` or `__class__` is never consulted."""
+    kind = type(value)
+    return issubclass(kind, types.CoroutineType) or callable(getattr(kind, "__await__", None))
 
 
 async def _awaited(value: Any) -> Any:
@@ -240,7 +247,7 @@ def _show(value: Any, present: Callable[[Any], str]) -> tuple[Any, ...]:
 def _describe(error: BaseException) -> str:
     """`Type: message`, the message cut to what an observation could ever show."""
     try:
-        message = str(error)
+        message = str.__str__(str(error))  # a str subclass's own methods are never called
     except Exception:  # an exception whose __str__ fails is still reported
         return type(error).__name__
     if len(message) > _MESSAGE_LIMIT:
