@@ -25,7 +25,7 @@ from textreact.serve.convert import ChatRequest, earlier_calls, parse_request, t
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.reply import Chunks, completion_body
 from textreact.serve.turn import Judge, Problem
-from textreact.serve.upstream import Upstream
+from textreact.serve.upstream import Stream, Upstream
 from textreact.steps import Usage
 
 if TYPE_CHECKING:
@@ -109,11 +109,17 @@ class _Proxy:
             return _error(error)
 
     async def _passthrough(self, call: ChatRequest, key: str | None) -> Response:
+        from starlette.background import BackgroundTask
         from starlette.responses import StreamingResponse
 
         body = {**call.body, "model": call.model}
         raw = await self._upstream.passthrough(body, key)
-        return StreamingResponse(raw.chunks, status_code=raw.status, media_type=raw.content_type)
+        return StreamingResponse(
+            raw.chunks,
+            status_code=raw.status,
+            media_type=raw.content_type,
+            background=BackgroundTask(raw.aclose),
+        )
 
     async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any]]:
         """The upstream body (without its messages) and the grammar's fields for this call."""
@@ -166,12 +172,13 @@ class _Proxy:
         )
 
     async def _stream(self, call: ChatRequest, key: str | None) -> Response:
+        from starlette.background import BackgroundTask
         from starlette.responses import StreamingResponse
 
         judge, messages = self._judge(call)
         body, fields = await self._request(call)
 
-        async def reopen(conversation: Sequence[Message]) -> AsyncIterator[Any]:
+        async def reopen(conversation: Sequence[Message]) -> Stream:
             return await self._upstream.stream(
                 {**body, "messages": list(conversation)}, key, fields
             )
@@ -185,7 +192,9 @@ class _Proxy:
             chunks=Chunks(call.model, include_usage=call.include_usage),
             show_thoughts=self.config.show_thoughts,
         )
-        return StreamingResponse(events, media_type="text/event-stream")
+        return StreamingResponse(
+            events, media_type="text/event-stream", background=BackgroundTask(first.aclose)
+        )
 
 
 async def _body(request: Request) -> bytes:

@@ -20,7 +20,7 @@ from textreact.parser import parse
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import DONE, Chunks, sse
 from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
-from textreact.serve.upstream import Delta
+from textreact.serve.upstream import Stream
 from textreact.steps import Action, Completion, FinalAnswer, Usage
 
 #: A line shorter than this that does not start with a keyword may still become a keyword line.
@@ -143,11 +143,11 @@ def _complete_object(raw: str) -> bool:
         return False
 
 
-Reopen = Callable[[Sequence[Message]], Awaitable[AsyncIterator[Delta]]]
+Reopen = Callable[[Sequence[Message]], Awaitable[Stream]]
 
 
 async def events(
-    first: AsyncIterator[Delta],
+    first: Stream,
     *,
     judge: Judge,
     messages: Sequence[Message],
@@ -187,6 +187,8 @@ async def events(
         yield sse(error.body())
         yield DONE
         return
+    finally:
+        await source.aclose()
     finish = "tool_calls" if isinstance(verdict, Call) else verdict.finish_reason
     for piece in chunks.finish(finish, usage):
         yield piece

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,11 +37,53 @@ class Delta:
 
 @dataclass(frozen=True)
 class Raw:
-    """An upstream response passed through as it came: status, content type, body bytes."""
+    """An upstream response passed through as it came: status, content type, body bytes,
+    and what closes it (also when the client leaves before the body is sent)."""
 
     status: int
     content_type: str
     chunks: AsyncIterator[bytes]
+    aclose: Callable[[], Awaitable[None]]
+
+
+async def _once(content: bytes) -> AsyncIterator[bytes]:
+    yield content
+
+
+async def _nothing() -> None:
+    return None
+
+
+class Stream:
+    """A streamed upstream reply as Deltas; `aclose` releases its connection whether or not
+    it was read (the client may leave before the first event)."""
+
+    def __init__(self, response: httpx.Response, url: str) -> None:
+        self.response = response
+        self.url = url
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+    async def __aiter__(self) -> AsyncIterator[Delta]:
+        import httpx
+
+        try:
+            async for line in self.response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                yield _delta(json.loads(data), self.url)
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ServeError(
+                502,
+                f"the upstream stream broke off: {type(exc).__name__}: {exc}",
+                type="upstream_error",
+            ) from exc
+        finally:
+            await self.response.aclose()
 
 
 class Upstream:
@@ -126,36 +168,23 @@ class Upstream:
 
     async def stream(
         self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
-    ) -> AsyncIterator[Delta]:
+    ) -> Stream:
         """A streamed text reply: the request is made before this returns (so a refusal is
         an HTTP error, not an event), then its events are read as the iterator is."""
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        response = await self._send(streamed, key, grammar)
-        return self._deltas(response, key)
-
-    async def _deltas(self, response: httpx.Response, key: str | None) -> AsyncIterator[Delta]:
-        import httpx
-
-        try:
-            async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                yield _delta(json.loads(data), self.url)
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ServeError(
-                502,
-                f"the upstream stream broke off: {type(exc).__name__}: {exc}",
-                type="upstream_error",
-            ) from exc
-        finally:
-            await response.aclose()
+        return Stream(await self._send(streamed, key, grammar), self.url)
 
     async def passthrough(self, body: dict[str, Any], key: str | None) -> Raw:
-        """The request sent as the client wrote it, the response returned as it came."""
+        """The request sent as the client wrote it, the response returned as it came (a
+        whole body read at once; a stream as it comes, closed by `Raw.aclose` at the end)."""
         response = await self._post(body, key)
+        kind = response.headers.get("content-type", "application/json")
+        if not kind.startswith("text/event-stream"):
+            try:
+                content = await response.aread()
+            finally:
+                await response.aclose()
+            return Raw(response.status_code, kind, _once(content), _nothing)
 
         async def chunks() -> AsyncIterator[bytes]:
             try:
@@ -164,8 +193,7 @@ class Upstream:
             finally:
                 await response.aclose()
 
-        kind = response.headers.get("content-type", "application/json")
-        return Raw(response.status_code, kind, chunks())
+        return Raw(response.status_code, kind, chunks(), response.aclose)
 
     async def models(self, key: str | None) -> dict[str, Any]:
         """The upstream's `GET /models`, as it answered."""
