@@ -538,3 +538,15 @@ def test_a_call_with_other_arguments_is_no_repeat() -> None:
         reply = client(url).chat.completions.create(model="m", messages=ASKED, tools=[WEATHER])
     assert json.loads(reply.choices[0].message.tool_calls[0].function.arguments) == {"city": "Lyon"}
     assert len(upstream.posts) == 1
+
+
+def test_an_error_event_in_the_upstream_stream_reaches_the_client_with_keys_blanked() -> None:
+    event = {"error": {"message": "out of memory serving key sk-server-secret"}}
+    body = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n"
+    broken = Reply(body=body, headers={"content-type": "text/event-stream"})
+    with (
+        proxy([broken], upstream_api_key="sk-server-secret") as (_, url),
+        pytest.raises(openai.APIError, match="out of memory") as caught,
+    ):
+        _stream(url)
+    assert "sk-server-secret" not in str(caught.value)

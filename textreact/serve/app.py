@@ -44,7 +44,7 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
         from starlette.routing import Route
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs Starlette ({exc}): {INSTALL_HINT}") from exc
-    proxy = _Proxy(config, http_client)
+    proxy = _Proxy(config)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -65,7 +65,7 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
 
 
 class _Proxy:
-    def __init__(self, config: ServeConfig, http_client: Any) -> None:
+    def __init__(self, config: ServeConfig) -> None:
         self.config = config
         self.upstream: Upstream | None = None
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textreact import templates
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
+from textreact.redact import blank_text
 from textreact.serve.errors import ServeError, malformed_upstream, upstream_fault
 from textreact.steps import Completion, Usage
 
@@ -58,9 +59,12 @@ class Stream:
     """A streamed upstream reply as Deltas; `aclose` releases its connection whether or not
     it was read (the client may leave before the first event)."""
 
-    def __init__(self, response: httpx.Response, url: str) -> None:
+    def __init__(
+        self, response: httpx.Response, url: str, secrets: Sequence[str | None] = ()
+    ) -> None:
         self.response = response
         self.url = url
+        self.secrets = list(secrets)
 
     async def aclose(self) -> None:
         await self.response.aclose()
@@ -76,6 +80,9 @@ class Stream:
                 if data == "[DONE]":
                     break
                 yield _delta(json.loads(data), self.url)
+        except ServeError as error:
+            error.message = blank_text(error.message, self.secrets)
+            raise
         except (httpx.HTTPError, ValueError) as exc:
             raise ServeError(
                 502,
@@ -172,7 +179,7 @@ class Upstream:
         """A streamed text reply: the request is made before this returns (so a refusal is
         an HTTP error, not an event), then its events are read as the iterator is."""
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        return Stream(await self._send(streamed, key, grammar), self.url)
+        return Stream(await self._send(streamed, key, grammar), self.url, self._secrets(key))
 
     async def passthrough(self, body: dict[str, Any], key: str | None) -> Raw:
         """The request sent as the client wrote it, the response returned as it came (a
