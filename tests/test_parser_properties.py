@@ -95,3 +95,26 @@ def test_markup_that_opens_a_value_belongs_to_the_value(text: str) -> None:
     fast = _canonical(text)
     assert fast is not None and fast.thought.startswith(("**bold**", "__under__"))
     assert _everything(fast) == _everything(_Reader(text).step())
+
+
+_LABELS = ["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:", "思考：",
+           "行动：", "行动输入：", "最终答案：", "Observed:"]  # fmt: skip
+_VALUE_PIECES = st.sampled_from(
+    ["search", "x", " ", "  ", "\t", ":", "：", "<", "</think>", "**", "__", "{", "}", '"q"',
+     '"x"', ": ", ", ", "None", "final_answer", "\x00", "\u200b", "Answer:", "\n", "1"]
+)  # fmt: skip
+_near_canonical = st.lists(
+    st.tuples(st.sampled_from(_LABELS), st.lists(_VALUE_PIECES, max_size=6).map("".join)),
+    min_size=1,
+    max_size=4,
+).map(lambda lines: "\n".join(label + value for label, value in lines))
+
+
+@given(_near_canonical, st.sampled_from(["", "\n", "\n\n", " "]))
+def test_fast_path_agrees_on_near_canonical_texts(text: str, tail: str) -> None:
+    """Texts built from the canonical labels with awkward values: wherever the fast path
+    answers, it gives the general reader's step exactly."""
+    text += tail
+    fast = _canonical(text)
+    if fast is not None:
+        assert _everything(fast) == _everything(_Reader(text).step())

@@ -9,9 +9,8 @@ compiled on the first parse, so importing the parser compiles nothing."""
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import NamedTuple
+from functools import cache
 
 from textreact import grammar, jsonish
 from textreact.parsing.inputs import is_no_action, names_final_answer
@@ -28,73 +27,61 @@ def parse(text: str) -> Step:
     return _canonical(text) or _Reader(text).step()
 
 
-class _Labels(NamedTuple):
-    thought: str
-    action: str
-    action_input: str
-    final: str
-    #: The keyword lines a hallucinated continuation may open with.
-    continuation: tuple[str, ...]
+@cache
+def _canonical_pattern(lang: str) -> re.Pattern[str]:
+    """The canonical steps exactly as render_step writes them in `lang`, with nothing the
+    general reader would treat specially (no colon or `<` in the thought, a plain tool name, a
+    one-line JSON object, a one-line answer): what a well-behaved model sends on most turns.
+    An action may be followed by a hallucinated continuation that opens with a keyword line,
+    which the reader cuts there, and so does this. The long captures are atomic (a lookahead
+    captures, a backreference consumes) and the pattern has no `\\Z`, so a text that is not
+    canonical fails in a step or two instead of backtracking through every line."""
+    thought, action, action_input, observation, final = (
+        re.escape(grammar.label(k, lang))
+        for k in (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT, grammar.OBSERVATION,
+                  grammar.FINAL_ANSWER)
+    )  # fmt: skip
+    return re.compile(
+        rf"(?:{thought}(?=(?P<thought>[^\n:：<]*))(?P=thought)\n)?"
+        rf"(?:{action}[ \t]*(?P<tool>[^\W_](?:[\w.\-]*\w)?)[ \t]*\n"
+        rf"{action_input}[ \t]*(?=(?P<input>\{{[^\n<]*\}}))(?P=input)[ \t]*"
+        rf"(?:\n(?={observation}|{thought}|{action}|{final})(?P<tail>(?s:.*))|\n?)"
+        rf"|{final}(?P<answer>[^\n<]*)\n?)"
+    )
 
 
-def _labels(lang: str) -> _Labels:
-    label = functools.partial(grammar.label, lang=lang)
-    keywords = (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT, grammar.FINAL_ANSWER)
-    continuation = (grammar.OBSERVATION, grammar.THOUGHT, grammar.ACTION, grammar.FINAL_ANSWER)
-    return _Labels(*map(label, keywords), tuple(map(label, continuation)))
-
-
-_CANONICAL = {lang: _labels(lang) for lang in grammar.LANGUAGES}
 #: The first character of each language's canonical step, and the language.
-_OPENING = (
-    {labels.thought[0]: lang for lang, labels in _CANONICAL.items()}
-    | {labels.action[0]: lang for lang, labels in _CANONICAL.items()}
-    | {labels.final[0]: lang for lang, labels in _CANONICAL.items()}
-)
-_PLAIN_TOOL = re.compile(r"\w(?:[\w.\-]*\w)?")
+_OPENING = {
+    grammar.LABELS[lang][keyword][0]: lang
+    for lang in grammar.LANGUAGES
+    for keyword in (grammar.THOUGHT, grammar.ACTION, grammar.FINAL_ANSWER)
+}
 #: Bold closed right after a label's colon is decoration to the reader (`**Action:** x`).
 _BOLD = ("**", "__")
 
 
 def _canonical(text: str) -> Action | FinalAnswer | None:
-    """The fast path: the canonical steps exactly as render_step writes them, with nothing the
-    general reader would treat specially (no colon or `<` in the thought, a plain tool name, a
-    one-line JSON object, a one-line answer), what a well-behaved model sends on most turns;
-    an action may be followed by a hallucinated continuation that opens with a keyword line,
-    which the reader cuts there, and so does this. Line by line with `str` methods: a regex
-    that fails late backtracks through every line. None sends the text to the general reader
-    (tests check both agree)."""
+    """The fast path; None sends the text to the general reader (tests check both agree)."""
     lang = _OPENING.get(text[:1])
     if lang is None or len(text) > SCAN_LIMIT or "</think>" in text:
         return None
-    labels = _CANONICAL[lang]
-    thought, rest = None, text
-    if text.startswith(labels.thought):
-        line, newline, rest = text.partition("\n")
-        line = line[len(labels.thought) :]
-        if not newline or ":" in line or "：" in line or "<" in line or line.startswith(_BOLD):
+    match = _canonical_pattern(lang).match(text)
+    if match is None or match.end() != len(text):
+        return None
+    thought = match["thought"]
+    if thought is not None:
+        if thought.startswith(_BOLD):
             return None
-        thought = line.strip(BLANKS) or None
-    if rest.startswith(labels.final):
-        answer = rest[len(labels.final) :]
-        answer = answer[:-1] if answer.endswith("\n") else answer
-        if "\n" in answer or "<" in answer or answer.startswith(_BOLD) or not answer.strip(BLANKS):
+        thought = thought.strip(BLANKS) or None
+    tool = match["tool"]
+    if tool is None:
+        answer = match["answer"]
+        if answer.startswith(_BOLD) or not answer.strip(BLANKS):
             return None
         return FinalAnswer(answer.strip(BLANKS), thought)
-    if not rest.startswith(labels.action):
+    if is_no_action(tool) or names_final_answer(tool):
         return None
-    line, _, rest = rest.partition("\n")
-    tool = line[len(labels.action) :]
-    tool = "" if tool.startswith(_BOLD) else tool.strip(" \t")
-    if not rest.startswith(labels.action_input) or not _PLAIN_TOOL.fullmatch(tool):
-        return None
-    line, _, tail = rest.partition("\n")
-    raw = line[len(labels.action_input) :].strip(" \t")
-    if tail and not tail.startswith(labels.continuation):
-        return None
-    if not raw.endswith("}") or "<" in raw or is_no_action(tool) or names_final_answer(tool):
-        return None
-    value = jsonish.strict_object(raw)
+    value = jsonish.strict_object(match["input"])
     if value is None:
         return None
-    return Action(tool, value, thought, tail, raw, ())
+    return Action(tool, value, thought, match["tail"] or "", match["input"], ())

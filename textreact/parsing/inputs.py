@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from textreact import grammar, jsonish
@@ -23,7 +23,7 @@ NO_ACTION = frozenset(
 #: The same words followed by an explanation: `None (direct response required)`, `N/A - I
 #: can answer`, `No tool needed`, `无（直接回答）`. A name that only starts with one of them
 #: (`none_tool`, `nothing_found`, `nonexistent`) is a name.
-_NO_ACTION_LEAD = re.compile(
+_NO_ACTION_LEAD = (
     r"(?:(?:none|nothing|null|nil|n/a|no[ _-]?(?:action|tool|function)s?|无|没有|不需要)"
     r"(?=\s|[^\w/.\-]|\.(?!\w)|\Z)"
     r"|(?:na|no)(?=[ \t]*(?:[(（\[,;:!—–]|\.(?!\w)|\Z)|[ \t]+-))"
@@ -83,7 +83,12 @@ _unwrapped = lru_cache(maxsize=512)(_unwrap)
 def is_no_action(written: str) -> bool:
     """`Action: None` and its kin, with or without an explanation after the word."""
     name = tool_name(written).lower()
-    return name in NO_ACTION or _NO_ACTION_LEAD.match(name) is not None
+    return name in NO_ACTION or _no_action_lead().match(name) is not None
+
+
+@cache
+def _no_action_lead() -> re.Pattern[str]:
+    return re.compile(_NO_ACTION_LEAD)
 
 
 def names_final_answer(tool: str) -> bool:
@@ -157,7 +162,7 @@ def call(written: str) -> Call | None:
 
 
 #: What `ast` could read as a string or a dict: a quote, a bracket, a prefixed string.
-_LITERAL_START = re.compile(r"""[rRuU]?["'(]|\{""")
+_LITERAL_START = r"""[rRuU]?["'(]|\{"""
 
 
 def _call_arguments(raw: str) -> dict[str, Any] | str:
@@ -166,7 +171,7 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
     only be an expression, and a plain quoted string, skip `ast`."""
     if not raw:
         return {}
-    if not _LITERAL_START.match(raw) and not re.match(_KEYWORD_ARGUMENT, raw):
+    if not re.match(_LITERAL_START, raw) and not re.match(_KEYWORD_ARGUMENT, raw):
         return raw
     quote = raw[0]
     if quote in "'\"" and raw[-1] == quote and len(raw) > 1 and not _escapes(raw[1:-1], quote):
@@ -195,12 +200,17 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
 
 #: One `name=value` with a value that means itself as written: a string without escapes or
 #: line breaks, a decimal number, True, False or None.
-_SIMPLE_KEYWORD = re.compile(
+_SIMPLE_KEYWORD = (
     r"""[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*"""
     r"""("[^"\\\n]*"|'[^'\\\n]*'|-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w.])|True|False|None)"""
     r"""[ \t]*(?:,|\Z)"""
 )
 _WORDS = {"True": True, "False": False, "None": None}
+
+
+@cache
+def _simple_keyword() -> re.Pattern[str]:
+    return re.compile(_SIMPLE_KEYWORD)
 
 
 def _simple_keywords(raw: str) -> dict[str, Any] | None:
@@ -209,7 +219,7 @@ def _simple_keywords(raw: str) -> dict[str, Any] | None:
     arguments: dict[str, Any] = {}
     at = 0
     while at < len(raw):
-        match = _SIMPLE_KEYWORD.match(raw, at)
+        match = _simple_keyword().match(raw, at)
         if match is None or keyword.iskeyword(match[1]):
             return None
         if match[1] in arguments:

@@ -15,7 +15,7 @@ from textreact.steps import Action, FinalAnswer, FormatError
 #: The arguments a hint shows when it does not know the tool's own.
 PLACEHOLDER_INPUT = '{"argument": "value"}'
 
-_INTENTION = re.compile(
+_INTENTION_PATTERN = (
     r"(?i)"
     r"^(?:(?:ok(?:ay)?|so|now|first|next|then|alright|well|hmm+|great)[,.!]?\s+)*"
     r"(?:(?:i|we)\s+(?:should|need\s+to|will|must|want\s+to|have\s+to|can|could|shall"
@@ -29,21 +29,35 @@ _INTENTION = re.compile(
     r"|fetching)\b)"
     r"|^(?:我(?:需要|应该|将|要|会|得|先|来)|让我|首先|我们(?:需要|应该|来))"
 )
-_FRAGMENT_END = re.compile(
+_FRAGMENT_END_PATTERN = (
     r"(?i)"
     r"(?:[:：,，;；(\[{—–-]|\.\.\.|…|\b(?:the|a|an|of|to|and|or|is|are|was|for|with|in|on|by"
     r"|that|as|at|from|be)\b)\Z"
 )
 #: LangChain's conversational format asks "Do I need to use a tool?" before each step; the
 #: question and its yes or no alone are not an answer.
-_TOOL_QUESTION = re.compile(
-    r"(?i)(?:thought:\s*)?do\s+i\s+need\s+to\s+use\s+a\s+tool\s*\?\s*\w*\W*"
-)
+_TOOL_QUESTION_PATTERN = r"(?i)(?:thought:\s*)?do\s+i\s+need\s+to\s+use\s+a\s+tool\s*\?\s*\w*\W*"
 #: One word, no digits, no closing punctuation: a tool name or a cut-off first word, not an
 #: answer (`42`, `Paris.` and `北京` are answers).
-_SINGLE_TOKEN = re.compile(r"[^\W\d]+(?:[_'’-][^\W\d]+)*")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_SINGLE_TOKEN_PATTERN = r"[^\W\d]+(?:[_'’-][^\W\d]+)*"
+_CJK_PATTERN = "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_SENTENCE_END_PATTERN = r"(?<=[.!?。！？])\s+"
+
+
+@lru_cache(maxsize=1)
+def _checks() -> tuple[re.Pattern[str], ...]:
+    """The implicit-answer checks, compiled on the first use, not on import."""
+    return tuple(
+        re.compile(pattern)
+        for pattern in (
+            _INTENTION_PATTERN,
+            _FRAGMENT_END_PATTERN,
+            _TOOL_QUESTION_PATTERN,
+            _SINGLE_TOKEN_PATTERN,
+            _CJK_PATTERN,
+            _SENTENCE_END_PATTERN,
+        )
+    )
 
 
 def _render(step: Action | FinalAnswer, lang: str) -> str:
@@ -121,15 +135,16 @@ def quote(fragment: str, limit: int = 80) -> str:
 
 def implicit_problem(body: str) -> str | None:
     """Why a keyword-less completion is not an answer ("intention", "fragment"), or None."""
-    if _INTENTION.match(body):
+    intention, fragment_end, tool_question, single_token, cjk, sentence_end = _checks()
+    if intention.match(body):
         return "intention"
-    sentences = [s for s in _SENTENCE_END.split(body[-400:]) if s.strip()]
-    if _INTENTION.match(sentences[-1].strip()):
+    sentences = [s for s in sentence_end.split(body[-400:]) if s.strip()]
+    if intention.match(sentences[-1].strip()):
         return "intention"
-    if _FRAGMENT_END.search(body[-40:]) or _is_label(body):
+    if fragment_end.search(body[-40:]) or _is_label(body):
         return "fragment"
-    if _TOOL_QUESTION.fullmatch(body) or (
-        len(body) <= 40 and _SINGLE_TOKEN.fullmatch(body) and not _CJK.search(body)
+    if tool_question.fullmatch(body) or (
+        len(body) <= 40 and single_token.fullmatch(body) and not cjk.search(body)
     ):
         return "fragment"
     return None

@@ -14,7 +14,7 @@ from textreact.parsing.keywords import BLANKS, Scanner, Token
 from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
-_TAG = re.compile(r"</?[A-Za-z_]{1,20}>")
+_TAG = r"</?[A-Za-z_]{1,20}>"
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 #: The keys under which a `final_answer` pseudo-tool's object carries the answer.
 _ANSWER_KEYS = ("answer", "final_answer", "response", "output", "text", "result", "content")
@@ -193,7 +193,7 @@ class Reader:
         if blob is None:
             return None
         if token.kind in (None, grammar.THOUGHT):
-            thought = _TAG.sub("", segment[: blob.begin]).strip(BLANKS) or None
+            thought = re.sub(_TAG, "", segment[: blob.begin]).strip(BLANKS) or None
         rest = self._rest(self._extend(token.value + blob.end))
         if blob.problem is not None:
             problem, note, slots = blob.problem
