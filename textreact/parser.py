@@ -3,9 +3,10 @@ model what to fix. Tolerant of what models really write (see docs/protocol.md fo
 table), pure, and bounded: it never raises for a `str`, and it looks at most SCAN_LIMIT
 characters past any leading reasoning, so a megabyte of garbage costs what 16 KB costs.
 
-A completion in exactly the canonical action form is read here with one match; everything
-else goes to `parsing.reader` (the parts are listed in `textreact.parsing`). Every pattern is
-compiled on the first parse, so importing the parser compiles nothing."""
+A completion in exactly a canonical form (an action, possibly followed by a hallucinated
+continuation, or a one-line answer, in either language) is read here with one match;
+everything else goes to `parsing.reader` (the parts are listed in `textreact.parsing`). The
+parser's patterns are compiled on the first parse, so importing it compiles almost nothing."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
 """The parser's parts, one job each; `textreact.parser.parse` is the entry point.
 
-window    where to look: leading reasoning, later <think> blocks, a stop-word residue
+window    where to look: leading reasoning, later <think> blocks, a stop-word residue, a
+          leading run of empty keywords
 keywords  the keyword tokens of that window, found in one pass
 reader    the decision: the one action, the final answer, or what is missing
 inputs    Action Inputs, call syntax and tool names
 blobs     tool calls written as JSON objects
-messages  FormatError messages and hints, and the implicit-answer checks
+messages  FormatError problems, messages and hints (from prompts/notes.md), and the
+          implicit-answer checks
 """

@@ -28,6 +28,16 @@ BLANKS = (
 _JUNK_TO_BLANK = str.maketrans(dict.fromkeys(JUNK, " "))
 
 
+def strip(text: str) -> str:
+    """`text` without BLANKS at either end. `str.strip()` first: with no argument it is a
+    table lookup per character, where a set of characters costs a search per character, which
+    a megabyte of blank lines would feel."""
+    stripped = text.strip()
+    if stripped and (stripped[0] in JUNK or stripped[-1] in JUNK):
+        return stripped.strip(BLANKS)
+    return stripped
+
+
 class Token(NamedTuple):
     """One keyword and its value: `text[value:end]`. `kind` None is the text before any keyword."""
 

@@ -10,7 +10,7 @@ import re
 from textreact import grammar, jsonish
 from textreact.parsing import inputs, messages
 from textreact.parsing.blobs import find_blob
-from textreact.parsing.keywords import BLANKS, Scanner, Token
+from textreact.parsing.keywords import BLANKS, Scanner, Token, strip
 from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
@@ -85,19 +85,19 @@ class Reader:
     def _slice(self, at: int, end: int) -> str:
         """`text[at:end]` without reasoning blocks, stripped."""
         if not self.window.masks:
-            return self.text[at:end].strip(BLANKS)
+            return strip(self.text[at:end])
         pieces = []
         for a, b in self.window.masks:
             if a < end and b > at:
                 pieces.append(self.text[at:a] if a > at else "")
                 at = max(at, b)
         pieces.append(self.text[at:end] if end > at else "")
-        return "".join(pieces).strip(BLANKS)
+        return strip("".join(pieces))
 
     def _rest(self, position: int) -> str:
         """What was cut: the exact suffix from `position`, or nothing when only blanks follow."""
         rest = self.text[position:]
-        return rest if rest.strip(BLANKS) else ""
+        return rest if strip(rest) else ""
 
     def _thought(self, tokens: list[Token], before: int) -> str | None:
         chosen = None
@@ -128,7 +128,7 @@ class Reader:
             call = None if raw else inputs.call(written)
             if has_input and call is None:
                 tool = inputs.tool_name(named)
-                if not raw and not self.text[following.value :].strip(BLANKS):
+                if not raw and not strip(self.text[following.value :]):
                     return messages.error("no_input", lang, tool=tool, note="empty_input")
                 value, repairs = inputs.read_input(raw)
                 end = following.end
