@@ -19,8 +19,22 @@ ANSWER = "Thought: I know it now.\nFinal Answer: It is 18 °C and sunny in Paris
 BAD_ARGUMENTS = 'Thought: x\nAction: get_weather\nAction Input: {"city": "Paris", "days": "many"}'
 
 
+#: The clients a test made, closed when it ends: a pooled connection left open is a
+#: ResourceWarning in whichever later test the collector runs in.
+_CLIENTS: list[openai.OpenAI] = []
+
+
 def client(url: str, **options) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="client-key", max_retries=0, **options)
+    made = openai.OpenAI(base_url=url, api_key="client-key", max_retries=0, **options)
+    _CLIENTS.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
 
 
 # whole replies

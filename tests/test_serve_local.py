@@ -50,11 +50,11 @@ def _arguments(call) -> dict:
 
 
 def test_the_sync_sdk_gets_a_real_tool_call(url: str) -> None:
-    client = openai.OpenAI(base_url=url, api_key="k", timeout=TIMEOUT, max_retries=0)
-    reply = client.chat.completions.create(
-        model=local.MODEL_NAME, messages=QUESTION, tools=[WEATHER], tool_choice="required",
-        **REQUEST,
-    )  # fmt: skip
+    with openai.OpenAI(base_url=url, api_key="k", timeout=TIMEOUT, max_retries=0) as client:
+        reply = client.chat.completions.create(
+            model=local.MODEL_NAME, messages=QUESTION, tools=[WEATHER], tool_choice="required",
+            **REQUEST,
+        )  # fmt: skip
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.tool_calls[0].function.name == "get_weather"
@@ -79,13 +79,14 @@ def test_the_async_sdk_gets_a_call_or_an_answer_in_openais_shape(url: str) -> No
 
 
 def test_the_streaming_sdk_gets_the_call_as_deltas(url: str) -> None:
-    client = openai.OpenAI(base_url=url, api_key="k", timeout=TIMEOUT, max_retries=0)
-    chunks = list(
-        client.chat.completions.create(
-            model=local.MODEL_NAME, messages=QUESTION, tools=[WEATHER], tool_choice="required",
-            stream=True, stream_options={"include_usage": True}, **REQUEST,
-        )
-    )  # fmt: skip
+    with openai.OpenAI(base_url=url, api_key="k", timeout=TIMEOUT, max_retries=0) as client:
+        chunks = list(
+            client.chat.completions.create(
+                model=local.MODEL_NAME, messages=QUESTION, tools=[WEATHER],
+                tool_choice="required", stream=True, stream_options={"include_usage": True},
+                **REQUEST,
+            )
+        )  # fmt: skip
     calls = [
         c.choices[0].delta.tool_calls[0]
         for c in chunks
