@@ -496,3 +496,34 @@ def test_a_result_with_a_hostile_getattribute_is_shown_not_failed() -> None:
 
     result, _ = run("text", "sync", [call("sly"), answer("ok")], tools=[sly])
     assert not result.steps[0].is_error and result.steps[0].observation == "sly value"
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        (
+            "I should look it up.",
+            'Action: calculator\nAction Input: {"expression": "(12 + 30) * 4"}',
+        ),
+        ("思考：我要查一下。", "行动： calculator"),  # the hint in the reply's language
+        (
+            'Action: calculator\nAction Input: {"expression": "1"} {"expression": "2"}',
+            '{"expression": "(12 + 30) * 4"}',  # one object, shown with the real example
+        ),
+    ],
+    ids=["intention", "chinese", "two-objects"],
+)
+def test_a_format_error_hint_shows_a_real_tool(reply: str, shown: str) -> None:
+    script = ScriptedModel([reply, "Final Answer: 4"])
+    result = Agent(script).run("What is 2 + 2?")
+    observation = result.steps[0].observation or ""
+    assert result.steps[0].step.kind == "error"
+    assert shown in observation and "tool_name" not in observation
+
+
+@pytest.mark.parametrize("name", ["no", "None", "final_answer", "FinalAnswer", "N/A"])
+def test_names_the_parser_cannot_call_are_refused(name: str) -> None:
+    from textreact import Tool
+
+    with pytest.raises(ConfigError, match="tool name"):
+        Tool.from_schema(name, "Use it.", {"type": "object", "properties": {}})

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from textreact import grammar, prompt, templates
+from textreact.parsing import messages
 from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
@@ -318,12 +319,11 @@ def format_error(
     if again:
         rules = prompt.format_section(tools, lang)
         return templates.note("format_error_again", lang, message=error.message, rules=rules)
+    named = [t for t in tools if t.name == error.tool] if error.tool is not None else tools[:1]
     hint = error.hint
-    if tools and error.tool is None:
-        for written in grammar.LANGUAGES:
-            if hint == forms_hint(written):
-                example = grammar.render_input(tools[0].example)
-                hint = forms_hint(written, tools[0].name, example)
+    if named:
+        example = grammar.render_input(named[0].example)
+        hint = messages.hint(error.problem, error.lang, named[0].name, example)
     return templates.note("format_error", lang, message=error.message, hint=hint)
 
 
@@ -334,7 +334,7 @@ def against_choice(
     call is required (or one named tool is), a call when none is allowed; None when it fits."""
     if choice == "none" and isinstance(step, Action):
         message = templates.note("tool_forbidden", lang)
-        return FormatError(message, forms_hint(lang), problem="tool_forbidden")
+        return FormatError(message, forms_hint(lang), problem="tool_forbidden", lang=lang)
     if choice in ("auto", "none") or not isinstance(step, FinalAnswer):
         return None
     named = next((t for t in tools if t.name == choice), None)
@@ -348,4 +348,5 @@ def against_choice(
         forms_hint(lang, named.name, example),
         problem="tool_required",
         tool=named.name,
+        lang=lang,
     )

@@ -53,6 +53,8 @@ class FormatError:
     problem: str = field(default="other", compare=False)
     #: The tool the completion named, when it named one (the hint can then show that tool).
     tool: str | None = field(default=None, compare=False)
+    #: The language the message and hint are written in (the completion's, where it had one).
+    lang: str = field(default="en", compare=False)
 
 
 Step = Union[Action, FinalAnswer, FormatError]  # noqa: UP007 (a runtime alias works on 3.10)
@@ -280,6 +282,6 @@ def step_to_dict(step: Step) -> dict[str, Any]:
     elif isinstance(step, FinalAnswer):
         data.update(answer=step.answer, thought=step.thought, implicit=step.implicit)
     else:
-        data.update(message=step.message, hint=step.hint)
+        data.update(message=step.message, hint=step.hint, problem=step.problem, tool=step.tool)
     data["discarded_text"] = step.discarded_text
     return data

@@ -107,15 +107,29 @@ def error(
     message = _message(f"parse_{note or problem}", lang)
     for slot, value in slots.items():
         message = message.replace(f"\x00{slot}\x00", value)
-    if problem == "no_input":
-        hint = _tool_hint("parse_no_input_hint", lang, tool or "", "{}")
-    elif problem == "ambiguous_input":
-        hint = _tool_hint("parse_one_input_hint", lang, tool or "", PLACEHOLDER_INPUT)
-    elif problem == "lost_arguments":
-        hint = _tool_hint("parse_arguments_hint", lang, tool or "", PLACEHOLDER_INPUT)
-    else:
-        hint = forms_hint(lang)
-    return FormatError(message, hint, rest, problem, tool)
+    return FormatError(message, hint(problem, lang, tool), rest, problem, tool, lang)
+
+
+#: Problems whose hint is the one tool's action (notes section, its Action Input); every other
+#: problem's hint is the two forms.
+_TOOL_HINTS = {
+    "no_input": ("parse_no_input_hint", "{}"),
+    "ambiguous_input": ("parse_one_input_hint", PLACEHOLDER_INPUT),
+    "lost_arguments": ("parse_arguments_hint", PLACEHOLDER_INPUT),
+}
+
+
+def hint(problem: str, lang: str, tool: str | None = None, example: str | None = None) -> str:
+    """The hint for `problem` in `lang`. The parser knows no tools and shows the tool named (or
+    a placeholder); the loop, which knows them, passes a real tool and its example input,
+    since small models copy a placeholder literally."""
+    if problem in _TOOL_HINTS:
+        section, placeholder = _TOOL_HINTS[problem]
+        shown = placeholder if problem == "no_input" or example is None else example
+        return _tool_hint(section, lang, tool or "", shown)
+    if tool is None:
+        return forms_hint(lang)
+    return forms_hint(lang, tool, example or PLACEHOLDER_INPUT)
 
 
 def ambiguity(error: jsonish.AmbiguousJsonError) -> tuple[str, str, dict[str, str]]:

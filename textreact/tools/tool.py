@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from textreact.errors import ConfigError, ToolArgumentError
-from textreact.parsing.inputs import NO_ACTION
+from textreact.parsing.inputs import NO_ACTION, is_no_action, names_final_answer
 from textreact.tools.arguments import check_arguments
 from textreact.tools.schema import NO_EXAMPLE, example_value, normalize, type_label
 
@@ -56,11 +56,18 @@ class Tool:
                 f"tool name {self.name!r} must start with a letter or _ and use only letters, "
                 "digits, _ . - (at most 64 characters), e.g. 'lookup_fact'"
             )
-        if _NAME_SEPARATORS.sub("", self.name).casefold() in _NO_ACTION_KEYS:
+        if _NAME_SEPARATORS.sub("", self.name).casefold() in _NO_ACTION_KEYS or is_no_action(
+            self.name
+        ):
             raise ConfigError(
                 f"tool name {self.name!r} is what a model writes after `Action:` to mean "
                 "'no action', so the parser would never call it: name the tool after what it "
                 f"does, e.g. {self.name + '_tool'!r}"
+            )
+        if names_final_answer(self.name):
+            raise ConfigError(
+                f"tool name {self.name!r} reads as the Final Answer keyword, so the parser takes "
+                "a call to it as the run's answer: name the tool after what it does"
             )
         if not isinstance(self.description, str) or not self.description.strip():
             raise ConfigError(f"tool {self.name!r} needs a description that says when to use it")
