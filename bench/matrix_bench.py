@@ -1,0 +1,125 @@
+"""The model matrix: the built-in suite and BFCL entries on real models, each through the text
+protocol unconstrained, the text protocol constrained by the tools' grammar, and native tool
+calls; one table of model x protocol with success, valid-call rate, tokens and time.
+
+Models are served one at a time by the embedded llama.cpp server (xllamacpp), one thread.
+SmolLM2-135M is the default model (`textreact pull`); the evaluation model comes from
+`../shared/tools/eval-model` (Qwen2.5-Coder-0.5B-Instruct, evaluation only, never a dependency).
+
+Run: python bench/matrix_bench.py [--models smollm2,qwen] [--limit N] [--bfcl N] [--only ...]
+Slow: minutes per model and variant on 2 cores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from textreact.compare.bfcl import load_bfcl
+from textreact.compare.runner import run_compare
+from textreact.compare.suite import builtin_suite, select
+from textreact.models.local import MODEL_NAME, default_cache_dir, gguf_path, local_server
+from textreact.models.openai_compat import OpenAICompatModel
+
+ROOT = Path(__file__).resolve().parents[1]
+BFCL = ROOT.parent / "shared" / "data" / "bfcl"
+#: The protocols of the matrix, as `textreact compare` names them.
+PROTOCOLS = ("text", "text+grammar", "native")
+
+
+def model_files() -> dict[str, Path]:
+    files = {"smollm2": gguf_path(default_cache_dir(os.environ))}
+    tool = ROOT.parent / "shared" / "tools" / "eval-model"
+    if tool.exists():
+        done = subprocess.run([str(tool)], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip():
+            files["qwen"] = Path(done.stdout.strip().splitlines()[-1])
+    return files
+
+
+def suites(tags: list[str], limit: int | None, bfcl: int) -> dict[str, list[Any]]:
+    chosen: dict[str, list[Any]] = {}
+    if limit != 0:
+        chosen["suite"] = select(builtin_suite(), tags=tags, limit=limit)
+    for name in ("simple_python", "multiple"):
+        path = BFCL / f"BFCL_v4_{name}.json"
+        if bfcl and path.exists():
+            chosen[f"bfcl-{name}"] = load_bfcl(path)[:bfcl]
+    return chosen
+
+
+def row(report: Any, protocol: str) -> dict[str, Any]:
+    outcomes = [o for o in report.outcomes if o.protocol == protocol]
+    n = len(outcomes) or 1
+    return {
+        "tasks": len(outcomes),
+        "success": sum(o.success for o in outcomes) / n,
+        "valid_call": sum(bool(o.measures.get("first_call_valid")) for o in outcomes) / n,
+        "constrained": sum(any(t.constrained for t in o.result.steps) for o in outcomes),
+        "tokens": sum(o.result.usage.completion_tokens for o in outcomes),
+        "seconds": sum(o.result.seconds for o in outcomes),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="smollm2,qwen")
+    parser.add_argument("--limit", type=int, default=None, help="tasks of the suite; 0: none")
+    parser.add_argument("--tags", default="", help="only suite tasks with one of these tags")
+    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--bfcl", type=int, default=20, help="entries of each BFCL file; 0: none")
+    parser.add_argument("--only", default=",".join(PROTOCOLS), help="protocols to run")
+    parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
+    args = parser.parse_args()
+    files = model_files()
+    rows = []
+    for name in args.models.split(","):
+        if name not in files or not files[name].exists():
+            print(f"skipping {name}: no model file (textreact pull / eval-model)", file=sys.stderr)
+            continue
+        with local_server(files[name], n_ctx=8192) as url:
+            model = OpenAICompatModel(
+                MODEL_NAME, url, extra_body={"cache_prompt": False}, constrain="auto",
+                timeout=600, max_retries=0, max_tokens=args.max_tokens,
+            )  # fmt: skip
+            tags = [t for t in args.tags.split(",") if t]
+            for suite, tasks in suites(tags, args.limit, args.bfcl).items():
+                started = time.perf_counter()
+                report = run_compare(
+                    model, tasks, protocols=args.only.split(","), max_steps=args.max_steps,
+                    on_outcome=lambda o, done, total: print(
+                        f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
+                    ),
+                )  # fmt: skip
+                for protocol in args.only.split(","):
+                    rows.append(
+                        {
+                            "model": name,
+                            "variant": protocol,
+                            "suite": suite,
+                            **row(report, protocol),
+                        }
+                    )
+                    print(json.dumps(rows[-1]), flush=True)
+                print(f"({time.perf_counter() - started:.0f} s)", flush=True)
+                if args.json:  # after each suite, so a long run keeps what it measured
+                    args.json.write_text(json.dumps(rows, indent=1))
+            model.close()
+    print(f"\n{'model':<8} {'variant':<13} {'suite':<20} {'tasks':>5} {'success':>8} "
+          f"{'valid':>8} {'constr.':>7} {'tokens':>7} {'seconds':>8}")  # fmt: skip
+    for r in rows:
+        print(
+            f"{r['model']:<8} {r['variant']:<13} {r['suite']:<20} {r['tasks']:>5} "
+            f"{r['success']:>8.0%} {r['valid_call']:>8.0%} {r['constrained']:>7} "
+            f"{r['tokens']:>7} {r['seconds']:>8.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
