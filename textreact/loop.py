@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from textreact.models import Message
     from textreact.protocols import Protocol, Reading
     from textreact.tools import ToolBox
+
+__all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
 
 #: A veto hook: (tool name, validated arguments) -> None to let the call run, or the text the
 #: model reads instead of the result.
@@ -316,6 +318,3 @@ def check_reply(reply: object, model: object) -> Completion:
             "textreact Completion; return Completion(text, finish_reason, usage)"
         )
     return reply
-
-
-__all__: Sequence[str] = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
