@@ -279,3 +279,8 @@ def test_credentials_in_the_base_url_are_never_shown(server: FakeServer) -> None
         model.complete(MESSAGES)
     assert "hunter2" not in str(info.value) and "hunter2" not in repr(model)
     assert "returned no choices" in str(info.value)
+    # The request itself still carries the credentials as written (basic auth).
+    import base64
+
+    sent = server.posts[0].headers.get("authorization", "")
+    assert sent == "Basic " + base64.b64encode(b"bob:hunter2").decode()

@@ -78,7 +78,7 @@ class AnthropicModel:
     def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
         return sdk.Anthropic(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.shown_url,
+            base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
@@ -200,7 +200,7 @@ class AsyncAnthropicModel(AnthropicModel):
     def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
         return sdk.AsyncAnthropic(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.shown_url,
+            base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,

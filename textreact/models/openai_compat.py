@@ -115,7 +115,7 @@ class OpenAICompatModel:
 
         return openai.OpenAI(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.shown_url,
+            base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
@@ -358,7 +358,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
 
         return openai.AsyncOpenAI(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.shown_url,
+            base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=http_client,
