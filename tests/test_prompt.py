@@ -34,20 +34,31 @@ def test_system_prompt_has_tools_and_format_in_the_grammar_of_its_language(lang)
 @pytest.mark.parametrize("lang", grammar.LANGUAGES)
 def test_worked_example_parses_with_our_own_parser(lang):
     messages = prompt.example_messages(builtin_tools(), lang)
-    assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    roles = [m["role"] for m in messages]
+    assert roles == ["user", "assistant"] * (len(messages) // 2) and len(messages) >= 6
     steps = [parse(m["content"]) for m in messages[1::2]]
-    assert [s.kind for s in steps] == ["action", "action", "final"]
-    assert [s.tool for s in steps[:2]] == ["lookup_fact", "calculator"]
-    assert all(isinstance(s.input, dict) for s in steps[:2])
-    for observation in messages[2::2]:
-        assert observation["content"].startswith(grammar.label(grammar.OBSERVATION, lang))
+    assert steps[-1].kind == "final" and "error" not in {s.kind for s in steps}
+    assert {s.tool for s in steps if s.kind == "action"} == {"lookup_fact", "calculator"}
+    tools = {t.name: t for t in builtin_tools()}
+    observation = grammar.label(grammar.OBSERVATION, lang)
+    for i, step in enumerate(steps):
+        if step.kind == "action":  # a valid call, answered by an observation
+            tools[step.tool].parse_arguments(step.input)
+            assert messages[2 * i + 2]["content"].startswith(observation)
+
+
+def test_the_english_example_shows_one_call_then_the_answer():
+    """Each exchange of the English example is one call and its answer, so no content of a
+    second step (a unit conversion, say) can lend itself to another question."""
+    steps = [parse(m["content"]) for m in prompt.example_messages(builtin_tools())[1::2]]
+    assert [s.kind for s in steps] == ["action", "final", "action", "final"]
 
 
 def test_opening_is_system_example_question():
     messages = prompt.opening_messages("What is 2+2?", builtin_tools())
     assert messages[0]["role"] == "system"
     assert messages[-1] == {"role": "user", "content": "What is 2+2?"}
-    assert len(messages) == 8
+    assert len(messages) == 2 + len(prompt.example_messages(builtin_tools()))
 
 
 def test_example_is_left_out_when_its_tools_are_not_offered():
