@@ -83,3 +83,24 @@ def test_native_requests_never_carry_a_grammar() -> None:
 def test_an_unknown_constrain_mode_is_refused(mode) -> None:
     with pytest.raises(ConfigError, match="constrain"):
         OpenAICompatModel("m", "http://127.0.0.1:9/v1", constrain=mode)
+
+
+def test_the_async_client_constrains_and_falls_back_the_same_way() -> None:
+    import asyncio
+
+    from textreact.models.openai_compat import AsyncOpenAICompatModel
+
+    refusal = Reply(400, error_body("failed to parse grammar", param="grammar"))
+
+    async def go(base_url: str):
+        model = AsyncOpenAICompatModel("fake-model", base_url, max_retries=0)
+        result = await Agent(model).arun("What is 2 + 2?")
+        await model.aclose()
+        return result, model
+
+    with FakeServer([refusal, ANSWER], props=LLAMA_PROPS) as server:
+        result, model = asyncio.run(go(server.base_url))
+        bodies = [p.body for p in server.posts]
+    assert result.answer == "4"
+    assert "grammar" in bodies[0] and "grammar" not in bodies[1]
+    assert "refused the grammar" in model.constrain_note

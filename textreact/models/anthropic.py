@@ -43,6 +43,8 @@ class AnthropicModel:
 
     #: The wire format of native tool calls this client speaks (see NativeProtocol).
     tool_dialect = "anthropic"
+    #: The SDK's client class.
+    _SDK_CLIENT = "Anthropic"
 
     def __init__(
         self,
@@ -73,10 +75,7 @@ class AnthropicModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self._api_key = api_key
-        self._client = self._sdk_client(anthropic, http_client)
-
-    def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
-        return sdk.Anthropic(
+        self._client = getattr(anthropic, self._SDK_CLIENT)(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
             timeout=self.timeout,
@@ -197,14 +196,7 @@ class AnthropicModel:
 class AsyncAnthropicModel(AnthropicModel):
     """`AnthropicModel` on the SDK's `AsyncAnthropic`; `complete` is a coroutine."""
 
-    def _sdk_client(self, sdk: Any, http_client: Any) -> Any:
-        return sdk.AsyncAnthropic(
-            api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client,
-        )
+    _SDK_CLIENT = "AsyncAnthropic"
 
     async def complete(  # type: ignore[override]
         self,

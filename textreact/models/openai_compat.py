@@ -70,6 +70,8 @@ class OpenAICompatModel:
 
     #: The wire format of native tool calls this client speaks (see NativeProtocol).
     tool_dialect = "openai"
+    #: The SDK's client class.
+    _SDK_CLIENT = "OpenAI"
 
     def __init__(
         self,
@@ -108,12 +110,9 @@ class OpenAICompatModel:
         #: What the server takes, once told (`detect_server`); _UNTOLD before the first grammar.
         self._server: Any = _UNTOLD
         self._api_key = api_key
-        self._client = self._sdk_client(http_client)
-
-    def _sdk_client(self, http_client: Any) -> Any:
         import openai  # deferred: the SDK takes a moment to import
 
-        return openai.OpenAI(
+        self._client = getattr(openai, self._SDK_CLIENT)(
             api_key=self._api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
             timeout=self.timeout,
@@ -151,10 +150,7 @@ class OpenAICompatModel:
             try:
                 response = self._client.chat.completions.create(**request)
             except openai.BadRequestError as exc:
-                if self._drop_grammar(exc, request, fields):
-                    fields = ()
-                elif not self._drop_stop(exc, request):
-                    raise
+                fields = self._fixed(exc, request, fields)
                 response = self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             raise self._error(exc, request, self._list_models) from exc
@@ -240,6 +236,17 @@ class OpenAICompatModel:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def _fixed(
+        self, exc: Exception, request: dict[str, Any], fields: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """After a 400: the request fixed for one more try (the grammar or `stop` left out),
+        and the grammar fields still in it; the error itself when neither was the cause."""
+        if self._drop_grammar(exc, request, fields):
+            return ()
+        if self._drop_stop(exc, request):
+            return fields
+        raise exc
 
     def _drop_stop(self, exc: Exception, request: dict[str, Any]) -> bool:
         """Whether a 400 was about `stop`: then it is left out of this and later requests."""
@@ -353,16 +360,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
     same arguments, requests, checks and errors; `complete` is a coroutine. `http_client`,
     when given, must be an `httpx.AsyncClient`."""
 
-    def _sdk_client(self, http_client: Any) -> Any:
-        import openai
-
-        return openai.AsyncOpenAI(
-            api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client,
-        )
+    _SDK_CLIENT = "AsyncOpenAI"
 
     async def complete(  # type: ignore[override]
         self,
@@ -384,10 +382,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
             try:
                 response = await self._client.chat.completions.create(**request)
             except openai.BadRequestError as exc:
-                if self._drop_grammar(exc, request, fields):
-                    fields = ()
-                elif not self._drop_stop(exc, request):
-                    raise
+                fields = self._fixed(exc, request, fields)
                 response = await self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             offered = await self._alist_models()
