@@ -6,32 +6,20 @@ model that has no native ones. llama.cpp says what it is, so replies are grammar
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
 from collections.abc import Iterator
 
 import openai
 import pytest
 from serve_support import QUESTION, WEATHER
+from test_local_model import GGUF, TIMEOUT, needs_model
 
 from textreact.models import local
 from textreact.serve import ServeConfig, create_app, serving
 
-GGUF = local.gguf_path(local.default_cache_dir(os.environ))
-TIMEOUT = 600.0
 REQUEST = {"max_tokens": 96, "temperature": 0, "extra_body": {"cache_prompt": False}}
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("xllamacpp") is None,
-        reason=f"xllamacpp is not installed: {local.INSTALL_HINT}",
-    ),
-    pytest.mark.skipif(
-        not GGUF.is_file(), reason=f"no {GGUF}: run `textreact pull` to fetch the local model"
-    ),
-]
+pytestmark = needs_model
 
 
 @pytest.fixture(scope="module")
