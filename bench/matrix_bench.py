@@ -1,6 +1,7 @@
 """The model matrix: the built-in suite and BFCL entries on real models, each through the text
 protocol unconstrained, the text protocol constrained by the tools' grammar, and native tool
-calls; one table of model x protocol with success, valid-call rate, tokens and time.
+calls, beside the baseline of a tutorial-style ReAct loop (`naive`, bench/naive_loop.py); one
+table of model x protocol with success, valid-call rate, tokens and time.
 
 Models are served one at a time by the embedded llama.cpp server (xllamacpp), one thread.
 SmolLM2-135M is the default model (`textreact pull`); the evaluation model comes from
@@ -20,16 +21,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from textreact.compare.bfcl import load_bfcl
+from naive_loop import run as naive_run
+
+from textreact.compare.bfcl import Entry, check_call, load_bfcl
 from textreact.compare.runner import run_compare
-from textreact.compare.suite import builtin_suite, select
+from textreact.compare.suite import builtin_suite, score, select
 from textreact.models.local import MODEL_NAME, default_cache_dir, gguf_path, local_server
 from textreact.models.openai_compat import OpenAICompatModel
+from textreact.tools import Tool, builtin_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL = ROOT.parent / "shared" / "data" / "bfcl"
-#: The protocols of the matrix, as `textreact compare` names them.
+#: The protocols of the matrix, as `textreact compare` names them, then the tutorial baseline.
 PROTOCOLS = ("text", "text+grammar", "native")
+NAIVE = "naive"
 
 
 def model_files() -> dict[str, Path]:
@@ -66,6 +71,36 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
     }
 
 
+def naive_row(model: Any, tasks: list[Any], max_steps: int) -> dict[str, Any]:
+    """The tutorial loop over the same tasks, measured as `row` measures textreact's runs: a
+    BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
+    final answer."""
+    wins = valid = tokens = 0
+    seconds = 0.0
+    for task in tasks:
+        if isinstance(task, Entry):
+            tools = [
+                Tool.from_schema(f["name"], f.get("description", ""), f["parameters"], fn=dict)
+                for f in task.functions
+            ]
+            run = naive_run(model, tools, task.question, max_steps=1)
+            call = run.calls[0] if run.calls else None
+            check = check_call(task, call and call["tool"], call and call["arguments"])
+            won = check.valid
+            valid += call is not None and isinstance(call["arguments"], dict)
+        else:
+            run = naive_run(model, builtin_tools(), task.question, max_steps=max_steps)
+            won = score(task, run.answer)[0]
+            valid += bool(run.calls) and isinstance(run.calls[0]["arguments"], dict)
+        wins += won
+        tokens += run.completion_tokens
+        seconds += run.seconds
+        print(f"  {NAIVE} {task.id}: {'ok' if won else 'no'}", flush=True)
+    n = len(tasks) or 1
+    return {"tasks": len(tasks), "success": wins / n, "valid_call": valid / n, "constrained": 0,
+            "tokens": tokens, "seconds": seconds}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="smollm2,qwen")
@@ -74,7 +109,9 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--bfcl", type=int, default=20, help="entries of each BFCL file; 0: none")
-    parser.add_argument("--only", default=",".join(PROTOCOLS), help="protocols to run")
+    parser.add_argument(
+        "--only", default=",".join((*PROTOCOLS, NAIVE)), help="protocols to run (and naive)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
     args = parser.parse_args()
     files = model_files()
@@ -91,21 +128,22 @@ def main() -> None:
             tags = [t for t in args.tags.split(",") if t]
             for suite, tasks in suites(tags, args.limit, args.bfcl).items():
                 started = time.perf_counter()
-                report = run_compare(
-                    model, tasks, protocols=args.only.split(","), max_steps=args.max_steps,
-                    on_outcome=lambda o, done, total: print(
-                        f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
-                    ),
-                )  # fmt: skip
-                for protocol in args.only.split(","):
-                    rows.append(
-                        {
-                            "model": name,
-                            "variant": protocol,
-                            "suite": suite,
-                            **row(report, protocol),
-                        }
-                    )
+                chosen = args.only.split(",")
+                protocols = [p for p in chosen if p != NAIVE]
+                measured = {}
+                if protocols:
+                    report = run_compare(
+                        model, tasks, protocols=protocols, max_steps=args.max_steps,
+                        on_outcome=lambda o, done, total: print(
+                            f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
+                        ),
+                    )  # fmt: skip
+                    measured = {p: row(report, p) for p in protocols}
+                if NAIVE in chosen:
+                    measured[NAIVE] = naive_row(model, tasks, args.max_steps)
+                for protocol in chosen:
+                    rows.append({"model": name, "variant": protocol, "suite": suite,
+                                 **measured[protocol]})  # fmt: skip
                     print(json.dumps(rows[-1]), flush=True)
                 print(f"({time.perf_counter() - started:.0f} s)", flush=True)
                 if args.json:  # after each suite, so a long run keeps what it measured

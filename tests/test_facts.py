@@ -57,6 +57,32 @@ def test_miss_is_unknown_with_suggestions(query: str) -> None:
     assert answer.count('"') >= 8  # the query and three suggestions, quoted
 
 
+@pytest.mark.parametrize(
+    ("query", "about"),
+    [
+        ("Mount Everest", "height of Mount Everest"),
+        ("Burj Khalifa", "height of the Burj Khalifa"),
+        ("atomic number gold", "atomic number of gold"),
+        ("speed of light in metres per second", "speed of light in vacuum"),
+        ("height of Mount Everest in metres", "height of Mount Everest"),
+        ("boiling point of ethanol in degrees Celsius", "boiling point of ethanol"),
+    ],
+)
+def test_words_of_one_fact_only_answer_it_by_name(query: str, about: str) -> None:
+    """A query that leaves out a noun, or adds the unit it wants, still finds the one fact its
+    words belong to; the answer names the fact, so the model can tell what it got."""
+    assert f"({about}" in lookup_fact(query)
+
+
+@pytest.mark.parametrize("query", ["Taipei", "population", "m", "km per hour", "Taipei 1975"])
+def test_words_shared_by_several_facts_or_units_alone_are_a_miss(query: str) -> None:
+    assert lookup_fact(query).startswith("unknown: ")
+
+
+def test_a_miss_says_how_to_answer_when_no_suggestion_fits() -> None:
+    assert "answer that it is not known" in lookup_fact("population of Zyxtopia")
+
+
 def test_typo_suggests_the_intended_fact() -> None:
     assert '"population of Taipei"' in lookup_fact("Taipai population")
 

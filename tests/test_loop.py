@@ -253,6 +253,42 @@ def test_repeating_twice_in_a_row_is_told_to_answer(protocol: str, driver: str) 
 
 @both
 @drivers
+def test_a_repeated_failing_call_is_not_run_again_and_says_it_failed(
+    protocol: str, driver: str
+) -> None:
+    runs: list[str] = []
+
+    @tool
+    def fetch(url: str) -> str:
+        """Use this to fetch a page."""
+        runs.append(url)
+        raise RuntimeError("host unreachable")
+
+    moves = [call("fetch", url="http://x"), call("fetch", url="http://x"), answer("unknown")]
+    result, _ = run(protocol, driver, moves, tools=[fetch])
+    assert runs == ["http://x"]
+    assert result.steps[1].note == "repeated_call" and result.steps[1].result.is_error
+    assert "it failed" in result.steps[1].observation
+    assert "host unreachable" in result.steps[1].observation
+
+
+@both
+@drivers
+def test_a_model_repeating_itself_twice_is_offered_no_tool_next(protocol: str, driver: str):
+    moves = [call("calculator", expression="1+1")] * 3 + [answer("2")]
+    result, script = run(protocol, driver, moves)
+    assert (result.stop_reason, result.answer) == ("final_answer", "2")
+    if protocol == "native":
+        choices = [o.get("tool_choice") for o in script.options]
+        assert choices == [None, None, None, "none"]  # None: the default, "auto"
+    else:  # the grammar of that request allows a Final Answer only
+        assert "Action:" in script.options[2]["grammar"]
+        assert "Action:" not in script.options[3]["grammar"]
+        assert "Final Answer:" in script.options[3]["grammar"]
+
+
+@both
+@drivers
 def test_a_model_error_ends_the_run_with_its_message(protocol: str, driver: str) -> None:
     result, _ = run(protocol, driver, [], model_class=FailingModel)
     assert (result.stop_reason, result.error) == ("model_error", "the model server is gone")

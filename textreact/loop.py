@@ -5,7 +5,8 @@ and async drivers in `agent.py` only perform what it asks for.
 
 One turn: render the request (protocol), ask, read the reply into steps (protocol), then act:
 a cut-off reply is re-asked once, a final answer ends the run, a format error is explained and
-counted, each action is prepared once, answered from memory when it repeats an earlier call,
+counted, each action is prepared once, answered from memory when it repeats an earlier call
+(whether that call worked or failed; twice in a row, and the next request offers no tool),
 offered to `before_call`, run, and observed."""
 
 from __future__ import annotations
@@ -105,8 +106,11 @@ class _Run:
         self.best_effort = False
         self.format_errors_in_row = 0
         self.truncations_in_row = 0
-        #: Successful calls by identity, so a repeat is answered from the first result.
+        #: Calls run so far, by identity, so a repeat is answered from the first result.
         self.done: dict[tuple[str, str], Turn] = {}
+        #: The model repeated a call twice in a row: it is asked for its answer, and the
+        #: next request offers no tool (a grammar then holds it to a Final Answer).
+        self.looping = False
         self.started = time.perf_counter()
 
     def run(self) -> Generator[Effect, Any, Result]:
@@ -136,12 +140,15 @@ class _Run:
         )  # fmt: skip
 
     def choice(self) -> str:
-        """This turn's tool choice: a required call is required until one has succeeded."""
+        """This turn's tool choice: a required call is required until one has succeeded; once
+        the model is looping, a free choice becomes "none"."""
         wanted = self.s.tool_choice
-        if wanted in ("auto", "none"):
-            return wanted
-        done = {t.result.tool for t in self.turns if t.result is not None and not t.result.is_error}
-        return "auto" if (done if wanted == "required" else wanted in done) else wanted
+        if wanted not in ("auto", "none"):
+            done = {
+                t.result.tool for t in self.turns if t.result is not None and not t.result.is_error
+            }
+            wanted = "auto" if (done if wanted == "required" else wanted in done) else wanted
+        return "none" if self.looping and wanted == "auto" else wanted
 
     def conversation(self) -> list[Message]:
         """The conversation at the end as the model saw it: the last request, with the turns
@@ -240,8 +247,9 @@ class _Run:
 
     def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
         """`turn` with its call's result and observation: the call is prepared once; a repeat
-        of an earlier successful call is answered from it (a model repeating itself twice in a
-        row is asked to answer instead); `before_call` may veto it; otherwise it runs."""
+        of an earlier call, worked or failed, is answered from it (a model repeating itself twice
+        in a row is asked to answer, and offered no tool next); `before_call` may veto it;
+        otherwise it runs."""
         s, step = self.s, turn.step
         assert isinstance(step, Action)
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
@@ -250,9 +258,12 @@ class _Run:
         earlier = self.done.get(prepared.key)
         if earlier is not None:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"
+            self.looping = self.looping or again
+            failed = earlier.result is not None and earlier.result.is_error
             text = observation.repeated_call(
-                prepared.tool.name, earlier.index, earlier.observation or "", s.lang, again=again
-            )
+                prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
+                again=again, failed=failed,
+            )  # fmt: skip
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"
             )
@@ -266,12 +277,14 @@ class _Run:
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
         turn = self.observed(turn, result)
-        if not result.is_error:
-            self.done[prepared.key] = turn
+        self.done[prepared.key] = turn
         return turn
 
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
-        text = observation.observe(result, limit=self.s.observation_limit, lang=self.s.lang)
+        others = [t.name for t in self.tools if t.name != result.tool]
+        text = observation.observe(
+            result, limit=self.s.observation_limit, lang=self.s.lang, others=others
+        )
         return dataclasses.replace(turn, result=result, observation=text)
 
     def last_chance(self) -> Generator[Effect, Any, None]:

@@ -32,7 +32,7 @@ ERROR_LIMIT = 1000
 _QUOTE = "│"
 #: Error kinds whose observation ends with a recovery hint from prompts/notes.md (a timeout's
 #: message already says what to do).
-_HINTED_ERRORS = frozenset({"arguments", "unknown_tool", "exception"})
+_HINTED_ERRORS = frozenset({"arguments", "unknown_tool"})
 #: Integers longer than this (about 3,000 digits) are shown in scientific form: str() of a
 #: much longer one is slow, and past 4,300 digits it raises.
 _MAX_INT_BITS = 10_000
@@ -284,12 +284,26 @@ def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
     return f"{text[:head]}\n… [{left_out} characters left out] …\n{text[len(text) - tail :]}"
 
 
-def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT, lang: str = "en") -> str:
+def observe(
+    result: ToolResult,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    lang: str = "en",
+    others: Sequence[str] = (),
+) -> str:
     """The observation text for one tool call (without the `Observation:` label), with a
-    recovery hint in `lang` when the result cannot help the model as it is."""
+    recovery hint in `lang` when the result cannot help the model as it is. A failed tool's
+    hint names the `others` offered: a small model told only "try another tool" calls the
+    same one again (the calculator, asked for the speed of light by name)."""
     if result.is_error:
         kind = result.error_kind
-        hint = templates.note(f"hint_{kind}", lang) if kind in _HINTED_ERRORS else ""
+        hint = ""
+        if kind == "exception" and others:
+            hint = templates.note("hint_exception", lang, tools=", ".join(others))
+        elif kind == "exception":
+            hint = templates.note("hint_exception_alone", lang)
+        elif kind in _HINTED_ERRORS:
+            hint = templates.note(f"hint_{kind}", lang)
         error = format_value(result.error)  # "" for None; a str subclass read safely
         text = templates.note("tool_error", lang, error=error, hint=hint)
         return _defuse(truncate(text.strip(), ERROR_LIMIT))
@@ -301,13 +315,21 @@ def observe(result: ToolResult, *, limit: int = DEFAULT_LIMIT, lang: str = "en")
 
 
 def repeated_call(
-    tool: str, step: int, earlier: str, lang: str = "en", *, again: bool = False
+    tool: str,
+    step: int,
+    earlier: str,
+    lang: str = "en",
+    *,
+    again: bool = False,
+    failed: bool = False,
 ) -> str:
-    """Shown instead of calling a tool again with the same arguments; `again` when the model
-    repeated itself on the turn before too: a model in a loop is asked to answer instead."""
+    """Shown instead of calling a tool again with the same arguments (`failed`: the first call
+    failed, and says so); `again` when the model repeated itself on the turn before too: a
+    model in a loop is asked to answer instead."""
     if again:
         return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
-    return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
+    name = "repeated_failure" if failed else "repeated_call"
+    return templates.note(name, lang, tool=tool, step=str(step), earlier=earlier)
 
 
 def format_error(

@@ -4,8 +4,12 @@ The table (`facts.json`, inside the package) is read once, on the first lookup, 
 importlib.resources so that it works from a wheel. Matching is exact on meaning-bearing words,
 never fuzzy: "population of Taipei", "Taipei population", "What is the population of Taipei?"
 and "台北人口" all reduce to the same key, while "population density of Taipei" does not match
-(a wrong number is worse than a miss). A miss returns `unknown: ...` with the closest known
-queries, so the model can ask again with one of them.
+(a wrong number is worse than a miss). A query whose words all belong to the queries of exactly
+one fact ("Mount Everest") answers that fact, and so does one that matches once the units it
+names are dropped ("speed of light in metres per second"): the answer names what it is and its
+unit, so the model can tell, and a small model that leaves out the noun ("height") is not sent
+round again for nothing. A miss returns `unknown: ...` with the
+closest known queries, so the model can ask again with one of them.
 """
 
 from __future__ import annotations
@@ -37,6 +41,12 @@ _ZH_PHRASES: Final = (
     ("有多少人", "人口"), ("多少人", "人口"), ("有多高", "高度"), ("多高", "高度"),
     ("是哪里", ""), ("在哪里", ""), ("是多少", ""), ("是什么", ""), ("多少", ""), ("请问", ""),
 )  # fmt: skip
+#: Units a question may name ("in metres per second"); the answer states its own unit, so they
+#: are dropped when the query matches no fact with them.
+_UNITS: Final = frozenset({
+    "m", "km", "cm", "kg", "second", "seconds", "per", "hour", "hours", "degrees", "celsius",
+    "year", "years", "units", "unit",
+})  # fmt: skip
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
@@ -82,6 +92,7 @@ def lookup_fact(query: str) -> str:
     A hit returns the value first, then what it is and when, e.g.
     "2602000 (population of Taipei, 2020)" or "299792458 m/s (speed of light in vacuum, exact)";
     the leading number parses with a plain `float(answer.split()[0])`.
+    A query whose words are part of the queries of one fact only answers that fact.
     A miss returns "unknown: ..." naming the closest known queries (one per fact); so does a
     query longer than MAX_QUERY characters, without suggestions.
     """
@@ -92,8 +103,14 @@ def lookup_fact(query: str) -> str:
         )
     answers, queries = _table()
     key = _key(query)
-    if key in answers:
-        return answers[key]
+    for words in dict.fromkeys((key, key - _UNITS)):
+        if words in answers:
+            return answers[words]
+        if not words - _UNITS:  # units alone say nothing of which fact
+            continue
+        containing = {answers[other] for _, other in queries if words < other}
+        if len(containing) == 1:
+            return containing.pop()
     ranked = sorted(queries, key=lambda item: _closeness(key, item[1]), reverse=True)
     suggestions: list[str] = []
     seen: set[str] = set()
@@ -106,5 +123,5 @@ def lookup_fact(query: str) -> str:
     shown = " ".join(query.split())[:80]
     return (
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
-        " Ask again with one of them, or answer without this fact."
+        " Ask again with one of them; if none is the fact you need, answer that it is not known."
     )
