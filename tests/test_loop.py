@@ -274,6 +274,27 @@ def test_a_repeated_failing_call_is_not_run_again_and_says_it_failed(
 
 @both
 @drivers
+def test_a_repeated_failure_leaves_its_tool_out_of_the_next_request(protocol: str, driver: str):
+    moves = [call("calculator", expression="c")] * 2 + [
+        call("lookup_fact", query="speed of light"),
+        answer("299792458"),
+    ]
+    result, script = run(protocol, driver, moves)
+    assert [t.note for t in result.steps[:2]] == [None, "repeated_call"]
+    assert result.answer == "299792458"
+    if protocol == "native":
+        offered = [[t["function"]["name"] for t in o["tools"]] for o in script.options]
+    else:
+        offered = [
+            [n for n in ("calculator", "lookup_fact") if f'"{n}"' in o["grammar"]]
+            for o in script.options
+        ]
+    everything = ["calculator", "lookup_fact"]
+    assert offered == [everything, everything, ["lookup_fact"], everything]
+
+
+@both
+@drivers
 def test_a_model_repeating_itself_twice_is_offered_no_tool_next(protocol: str, driver: str):
     moves = [call("calculator", expression="1+1")] * 3 + [answer("2")]
     result, script = run(protocol, driver, moves)

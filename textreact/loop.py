@@ -6,7 +6,8 @@ and async drivers in `agent.py` only perform what it asks for.
 One turn: render the request (protocol), ask, read the reply into steps (protocol), then act:
 a cut-off reply is re-asked once, a final answer ends the run, a format error is explained and
 counted, each action is prepared once, answered from memory when it repeats an earlier call
-(whether that call worked or failed; twice in a row, and the next request offers no tool),
+(whether that call worked or failed: a failed one, and the next request leaves its tool out;
+twice in a row, and the next request offers no tool),
 offered to `before_call`, run, and observed."""
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ class _Run:
         #: The model repeated a call twice in a row: it is asked for its answer, and the
         #: next request offers no tool (a grammar then holds it to a Final Answer).
         self.looping = False
+        #: A tool whose failed call the model just repeated: the next request leaves it out,
+        #: so a grammar steers the model to another tool or to its answer.
+        self.shunned: str | None = None
         self.started = time.perf_counter()
 
     def run(self) -> Generator[Effect, Any, Result]:
@@ -134,8 +138,11 @@ class _Run:
     ) -> Request:
         s = self.s
         self.asked_at = len(self.turns)
+        offered = self.tools
+        if self.shunned not in (None, tool_choice):
+            offered = [t for t in self.tools if t.name != self.shunned] or self.tools
         return s.protocol.request(
-            self.opening, self.turns, self.tools, memory=memory or s.memory, lang=s.lang,
+            self.opening, self.turns, offered, memory=memory or s.memory, lang=s.lang,
             preface=preface, tool_choice=tool_choice,
         )  # fmt: skip
 
@@ -185,7 +192,9 @@ class _Run:
     def turn(self) -> Generator[Effect, Any, StopReason | None]:
         """One model call and what the engine does with it; the stop reason, if it ends."""
         choice = self.choice()
-        asked = yield from self.ask(self.request(tool_choice=choice))
+        request = self.request(tool_choice=choice)
+        self.shunned = None
+        asked = yield from self.ask(request)
         if asked is None:
             return "model_error"
         reading, turn = asked
@@ -247,9 +256,9 @@ class _Run:
 
     def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
         """`turn` with its call's result and observation: the call is prepared once; a repeat
-        of an earlier call, worked or failed, is answered from it (a model repeating itself twice
-        in a row is asked to answer, and offered no tool next); `before_call` may veto it;
-        otherwise it runs."""
+        of an earlier call, worked or failed, is answered from it (a repeated failure leaves its
+        tool out of the next request; a model repeating itself twice in a row is asked to
+        answer, and offered no tool next); `before_call` may veto it; otherwise it runs."""
         s, step = self.s, turn.step
         assert isinstance(step, Action)
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
@@ -260,6 +269,8 @@ class _Run:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"
             self.looping = self.looping or again
             failed = earlier.result is not None and earlier.result.is_error
+            if failed and not again:
+                self.shunned = prepared.tool.name
             text = observation.repeated_call(
                 prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
                 again=again, failed=failed,
