@@ -47,14 +47,20 @@ def model_files() -> dict[str, Path]:
     return files
 
 
-def suites(tags: list[str], limit: int | None, bfcl: int) -> dict[str, list[Any]]:
+def suites(
+    tags: list[str], limit: int | None, bfcl: int, spread: bool, files: list[str]
+) -> dict[str, list[Any]]:
+    """The suite's tasks and `bfcl` entries of each BFCL file: its first ones, or with `spread`
+    entries evenly spaced across it (the files run in topic order, so the first few are alike)."""
     chosen: dict[str, list[Any]] = {}
     if limit != 0:
         chosen["suite"] = select(builtin_suite(), tags=tags, limit=limit)
-    for name in ("simple_python", "multiple"):
+    for name in files:
         path = BFCL / f"BFCL_v4_{name}.json"
         if bfcl and path.exists():
-            chosen[f"bfcl-{name}"] = load_bfcl(path)[:bfcl]
+            entries = load_bfcl(path)
+            step = max(1, len(entries) // bfcl) if spread else 1
+            chosen[f"bfcl-{name}"] = entries[::step][:bfcl]
     return chosen
 
 
@@ -109,6 +115,8 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--bfcl", type=int, default=20, help="entries of each BFCL file; 0: none")
+    parser.add_argument("--spread", action="store_true", help="BFCL entries evenly spaced")
+    parser.add_argument("--files", default="simple_python,multiple", help="BFCL files to run")
     parser.add_argument(
         "--only", default=",".join((*PROTOCOLS, NAIVE)), help="protocols to run (and naive)"
     )
@@ -126,7 +134,9 @@ def main() -> None:
                 timeout=600, max_retries=0, max_tokens=args.max_tokens,
             )  # fmt: skip
             tags = [t for t in args.tags.split(",") if t]
-            for suite, tasks in suites(tags, args.limit, args.bfcl).items():
+            for suite, tasks in suites(
+                tags, args.limit, args.bfcl, args.spread, args.files.split(",")
+            ).items():
                 started = time.perf_counter()
                 chosen = args.only.split(",")
                 protocols = [p for p in chosen if p != NAIVE]
