@@ -80,7 +80,7 @@ def test_words_shared_by_several_facts_or_units_alone_are_a_miss(query: str) -> 
 
 
 def test_a_miss_says_how_to_answer_when_no_suggestion_fits() -> None:
-    assert "answer that it is not known" in lookup_fact("population of Zyxtopia")
+    assert "say that it is not known" in lookup_fact("population of Zyxtopia")
 
 
 def test_typo_suggests_the_intended_fact() -> None:

@@ -123,5 +123,6 @@ def lookup_fact(query: str) -> str:
     shown = " ".join(query.split())[:80]
     return (
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
-        " Ask again with one of them; if none is the fact you need, answer that it is not known."
+        " Ask again with one of them if it is the fact you need; if none is, the table does not"
+        " have it: answer with what you know, or say that it is not known."
     )
