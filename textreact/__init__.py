@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from textreact.errors import (
     CalculatorError,
     ConfigError,
+    FactNotFoundError,
     MissingExtraError,
     ModelError,
     NativeToolsUnsupportedError,
@@ -85,6 +86,7 @@ __all__ = [
     "Completion",
     "ConfigError",
     "Event",
+    "FactNotFoundError",
     "FinalAnswer",
     "FormatError",
     "MemoryConfig",
