@@ -51,10 +51,6 @@ class TextProtocol:
         preface: str | None = None,
         tool_choice: str = "auto",
     ) -> Request:
-        if preface is None and turns and turns[-1].observation is not None:
-            # Small models answer after the first observation, as the one-step example did;
-            # the question restated after the latest one keeps a multi-step question in view.
-            preface = templates.note("reminder", lang, question=str(opening[-1]["content"]))
         messages = build_messages(
             opening, turns, config=memory, lang=lang, render=turn_messages, preface=preface
         )
