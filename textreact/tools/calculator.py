@@ -53,6 +53,8 @@ _SYMBOLS: Final = str.maketrans(
     | {chr(0xFF10 + d): str(d) for d in range(10)}
 )  # fmt: skip
 _TIMES_X: Final = re.compile(r"(?<=[\d)])\s+[xX]\s+(?=[\d(])")
+#: `15% of 240`, as models write a percentage; `%` alone stays refused (it is Python's modulo).
+_PERCENT_OF: Final = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*%\s*of\s+", re.IGNORECASE)
 #: Thousands separators: groups of exactly three digits after a comma, e.g. `1,000,000.5`.
 _THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _OPERATOR: Final = re.compile(r"\*\*|[-+*/]")
@@ -171,6 +173,7 @@ def _result(value: Rational) -> int | float:
 def _normalise(expression: str) -> str:
     text = " ".join(expression.translate(_SYMBOLS).split()).rstrip("=").rstrip()
     text = _TIMES_X.sub(" * ", text)
+    text = _PERCENT_OF.sub(r"\1 / 100 * ", text)
     return _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
 
 
@@ -263,7 +266,8 @@ def evaluate(expression: str) -> int | float:
     Accepted: decimal numbers (`12`, `1.5`, `.5`, `2e3`), unary `+ -`, binary `+ - * /`, powers
     (`**` or `^`, exponent at most 100 in magnitude), parentheses. Also accepted because they are
     unambiguous: surrounding whitespace and a trailing `=`; `×`, `÷`, `−` and full-width forms;
-    `15 x 37` (an `x` between numbers with spaces on both sides); thousands separators in groups
+    `15 x 37` (an `x` between numbers with spaces on both sides); `15% of 240` (15 / 100 * 240;
+    a bare `%` is refused, being Python's modulo); thousands separators in groups
     of exactly three digits (`1,000 + 2` is 1002; note that this reads `1,234` the English way,
     not as the European decimal 1.234; `1,5` is refused).
     Refused: names, calls, attributes, `//`, `%`, comparisons, strings, booleans, complex,
