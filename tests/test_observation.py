@@ -75,6 +75,8 @@ def test_a_failed_tool_names_the_other_tools_to_try():
     assert "lookup_fact, search" in observation.observe(
         failed, lang="zh", others=["lookup_fact", "search"]
     )
+    many = observation.observe(failed, others=[f"tool_{i}" for i in range(40)])
+    assert "tool_4, ..." in many and "tool_5" not in many
     alone = observation.observe(failed)
     assert "another tool" not in alone and "final answer" in alone
 

@@ -30,9 +30,11 @@ DEFAULT_LIMIT = 500
 #: Errors carry specific instructions; they get this much room whatever the limit.
 ERROR_LIMIT = 1000
 _QUOTE = "│"
-#: Error kinds whose observation ends with a recovery hint from prompts/notes.md (a timeout's
-#: message already says what to do).
+#: Error kinds whose observation ends with a fixed recovery hint from prompts/notes.md (a
+#: timeout's message already says what to do; a failed tool's hint names the other tools).
 _HINTED_ERRORS = frozenset({"arguments", "unknown_tool"})
+#: Other tools a failed tool's hint names, at most (a long list would bury the error).
+_NAMED_TOOLS = 5
 #: Integers longer than this (about 3,000 digits) are shown in scientific form: str() of a
 #: much longer one is slow, and past 4,300 digits it raises.
 _MAX_INT_BITS = 10_000
@@ -299,7 +301,8 @@ def observe(
         kind = result.error_kind
         hint = ""
         if kind == "exception" and others:
-            hint = templates.note("hint_exception", lang, tools=", ".join(others))
+            named = ", ".join(others[:_NAMED_TOOLS]) + (", ..." if others[_NAMED_TOOLS:] else "")
+            hint = templates.note("hint_exception", lang, tools=named)
         elif kind == "exception":
             hint = templates.note("hint_exception_alone", lang)
         elif kind in _HINTED_ERRORS:
