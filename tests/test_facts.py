@@ -9,9 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textreact.errors import FactNotFoundError
-from textreact.tools import ToolBox, builtin_tools
-from textreact.tools.facts import find_fact, lookup_fact
+from textreact.tools.facts import lookup_fact
 
 
 @pytest.mark.parametrize(
@@ -118,15 +116,3 @@ def test_a_huge_query_is_refused_before_matching(query: str) -> None:
 def test_any_query_gives_a_string(query: str) -> None:
     answer = lookup_fact(query)
     assert isinstance(answer, str) and answer
-
-
-def test_the_builtin_tool_reports_a_miss_as_a_failed_call() -> None:
-    """A miss is an error observation, so the loop names the other tools and steers away from
-    a repeated miss; a hit is the same text as `lookup_fact`'s."""
-    box = ToolBox(builtin_tools())
-    missed = box.call("lookup_fact", {"query": "15% of 240"})
-    assert missed.is_error and missed.error_kind == "exception"
-    assert 'FactNotFoundError: no fact matches "15% of 240"' in missed.error
-    assert find_fact("capital of France") == lookup_fact("capital of France")
-    with pytest.raises(FactNotFoundError, match="Closest known queries"):
-        find_fact("population of Zyxtopia")

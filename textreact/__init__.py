@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from textreact.errors import (
     CalculatorError,
     ConfigError,
-    FactNotFoundError,
     MissingExtraError,
     ModelError,
     NativeToolsUnsupportedError,
@@ -86,7 +85,6 @@ __all__ = [
     "Completion",
     "ConfigError",
     "Event",
-    "FactNotFoundError",
     "FinalAnswer",
     "FormatError",
     "MemoryConfig",

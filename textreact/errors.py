@@ -36,9 +36,5 @@ class CalculatorError(ToolError, ValueError):
     """The calculator refused an expression; the message names what was not allowed."""
 
 
-class FactNotFoundError(ToolError, LookupError):
-    """The fact table has no fact for a query; the message names the closest known queries."""
-
-
 class MissingExtraError(ConfigError, ImportError):
     """An optional dependency is not installed; the message gives the install command."""

@@ -14,7 +14,7 @@ def builtin_tools() -> list[Tool]:
     """The calculator (`calculator`, argument `expression`) and the fact lookup (`lookup_fact`,
     argument `query`): new Tool objects on each call."""
     from textreact.tools.calculator import evaluate
-    from textreact.tools.facts import find_fact
+    from textreact.tools.facts import lookup_fact
 
     calculator = Tool.from_schema(
         "calculator",
@@ -30,7 +30,7 @@ def builtin_tools() -> list[Tool]:
         "Use this to look up a fact you do not know for sure: a population, a capital city, a"
         " height, a physical constant. Ask for one fact in a few words.",
         _one_string("query", "the fact to look up, in a few words"),
-        find_fact,
+        lookup_fact,
         timeout=2.0,
         example={"query": "capital of France"},
     )

@@ -22,8 +22,6 @@ import unicodedata
 from importlib import resources
 from typing import Final
 
-from textreact.errors import FactNotFoundError
-
 #: Words that carry no meaning for the lookup (dropped), and spellings mapped to one word.
 _STOPWORDS: Final = frozenset({
     "a", "an", "the", "of", "in", "on", "at", "to", "for", "is", "are", "was", "were", "be",
@@ -52,8 +50,6 @@ _UNITS: Final = frozenset({
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
-#: How every miss begins.
-_MISS: Final = "unknown: "
 #: A question longer than this is not "a few words"; it is refused before matching, because
 #: ranking suggestions by spelling costs time in the square of its length (1 MB took 40 s).
 MAX_QUERY: Final = 200
@@ -90,17 +86,6 @@ def _closeness(key: frozenset[str], other: frozenset[str]) -> float:
     return overlap + spelling.ratio()
 
 
-def find_fact(query: str) -> str:
-    """`lookup_fact` as the built-in tool runs it: a miss raises FactNotFoundError with the
-    same text, so the engine shows a failed call that names the other tools (a model that asked
-    the table for "15% of 240" is pointed at the calculator) and a repeated miss is steered
-    away from, as every failed call is."""
-    answer = lookup_fact(query)
-    if answer.startswith(_MISS):
-        raise FactNotFoundError(answer.removeprefix(_MISS))
-    return answer
-
-
 def lookup_fact(query: str) -> str:
     """Answer a factual question from the bundled table, e.g. "population of Taipei".
 
@@ -113,7 +98,7 @@ def lookup_fact(query: str) -> str:
     """
     if len(query) > MAX_QUERY:
         return (
-            f"{_MISS}the query is {len(query)} characters long; ask for one fact in a few "
+            f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
             f'words (at most {MAX_QUERY} characters), like "capital of France".'
         )
     answers, queries = _table()
@@ -137,7 +122,7 @@ def lookup_fact(query: str) -> str:
             break
     shown = " ".join(query.split())[:80]
     return (
-        f'{_MISS}no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
+        f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
         " Ask again with one of them if it is the fact you need; if none is, the table does not"
         " have it: answer with what you know, or say that it is not known."
     )
