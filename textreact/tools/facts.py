@@ -50,6 +50,10 @@ _UNITS: Final = frozenset({
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
+#: Suggestions below this closeness (a shared word, or a near spelling) are left out: a small
+#: model copies an unrelated suggestion ("days in a leap year") as its answer to a question
+#: the table was never meant for ("How many legs does a spider have?").
+_CLOSE: Final = 0.6
 #: A question longer than this is not "a few words"; it is refused before matching, because
 #: ranking suggestions by spelling costs time in the square of its length (1 MB took 40 s).
 MAX_QUERY: Final = 200
@@ -111,18 +115,24 @@ def lookup_fact(query: str) -> str:
         containing = {answers[other] for _, other in queries if words < other}
         if len(containing) == 1:
             return containing.pop()
-    ranked = sorted(queries, key=lambda item: _closeness(key, item[1]), reverse=True)
+    closeness = {other: _closeness(key, other) for _, other in queries}
+    ranked = sorted(queries, key=lambda item: closeness[item[1]], reverse=True)
     suggestions: list[str] = []
     seen: set[str] = set()
     for text, other in ranked:
+        if closeness[other] < _CLOSE or len(suggestions) == _SUGGESTIONS:
+            break
         if answers[other] not in seen:
             seen.add(answers[other])
             suggestions.append(f'"{text}"')
-        if len(suggestions) == _SUGGESTIONS:
-            break
     shown = " ".join(query.split())[:80]
+    if not suggestions:
+        return (
+            f'unknown: no fact matches "{shown}", and no known fact is close to it. Answer with'
+            " what you know, or say that it is not known."
+        )
     return (
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
-        " Ask again with one of them if it is the fact you need; if none is, the table does not"
-        " have it: answer with what you know, or say that it is not known."
+        " Ask again with one of them if it is the fact you need; if none is, answer with what"
+        " you know, or say that it is not known."
     )
