@@ -103,7 +103,7 @@ def lookup_fact(query: str) -> str:
     if len(query) > MAX_QUERY:
         return (
             f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
-            f'words (at most {MAX_QUERY} characters), like "capital of France".'
+            f"words (at most {MAX_QUERY} characters)."
         )
     answers, queries = _table()
     key = _key(query)
