@@ -8,9 +8,9 @@ and "台北人口" all reduce to the same key, while "population density of Taip
 one fact ("Mount Everest") answers that fact, and so does one that matches once the units it
 names are dropped ("speed of light in metres per second"): the answer names what it is and its
 unit, so the model can tell, and a small model that leaves out the noun ("height") is not sent
-round again for nothing. A miss returns `unknown: ...` with the
-closest known queries, so the model can ask again with one of them.
-"""
+round again for nothing. A miss returns `unknown: ...` with the closest known queries, so the
+model can ask again with one of them; queries close to nothing are not suggested, and the model
+is told to answer with what it knows."""
 
 from __future__ import annotations
 
