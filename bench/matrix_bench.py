@@ -80,7 +80,8 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
 def naive_row(model: Any, tasks: list[Any], max_steps: int) -> dict[str, Any]:
     """The tutorial loop over the same tasks, measured as `row` measures textreact's runs: a
     BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
-    final answer."""
+    final answer. Its "valid" is looser than textreact's: the first Action Input parsed as a
+    JSON object (the tutorial loop checks no schema, and textreact's check would repair it)."""
     wins = valid = tokens = 0
     seconds = 0.0
     for task in tasks:
