@@ -96,7 +96,7 @@ def test_accepted(expression: str, expected: float) -> None:
         ("(lambda x: x)(1)", "function calls"),
         ("f'{1+1}'", "f-strings"),
         ("(x := 5)", "assignment"),
-        ("x", "names ('x')"),
+        ("x", 'words in it ("x")'),
         ("abs(-1)", "function calls"),
         ("'a' * 3", "strings"),
         ("b'a'", "bytes"),
@@ -160,6 +160,26 @@ def test_accepted(expression: str, expected: float) -> None:
 def test_refused(expression: str, message: str) -> None:
     with pytest.raises(CalculatorError, match=re.escape(message)):
         evaluate(expression)
+
+
+@pytest.mark.parametrize(
+    ("expression", "names", "advice"),
+    [
+        ("Mount Everest - Mount Fuji", '"Mount Everest", "Mount Fuji"', "Find the number for each"),
+        ("(population of Taipei) * 2", '"population of Taipei"', "Find the number for each"),
+        ("height_a / height_b", '"height_a", "height_b"', "Find the number for each"),
+        ("8849 m - 3776 m", '"m"', "Without the words it is 8849 - 3776:"),
+        ("366 days * 24 hours", '"days", "hours"', "Without the words it is 366 * 24:"),
+    ],
+)
+def test_words_for_numbers_are_named_with_what_to_send(
+    expression: str, names: str, advice: str
+) -> None:
+    """A small model writes the quantities' names before it has their numbers, or keeps their
+    units: the error names the words and says what to do, instead of "invalid syntax"."""
+    with pytest.raises(CalculatorError) as refused:
+        evaluate(expression)
+    assert f"words in it ({names})" in str(refused.value) and advice in str(refused.value)
 
 
 def test_error_is_a_value_error() -> None:

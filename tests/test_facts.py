@@ -49,12 +49,29 @@ def test_capitals_answer_with_the_city() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["population density of Taipei", "population of Tainan", "Taipai population"]
+    ("query", "close"),
+    [
+        ("population density of Taipei", "population of Taipei"),
+        ("population of Tainan", "population of Taiwan"),
+        ("Taipai population", "population of Taipei"),
+        ("height of Mount Everst", "height of Mount Everest"),
+        ("boiling point of methanol", "boiling point of ethanol"),
+    ],
 )
-def test_miss_is_unknown_with_suggestions(query: str) -> None:
+def test_miss_is_unknown_with_suggestions(query: str, close: str) -> None:
     answer = lookup_fact(query)
-    assert answer.startswith("unknown: ")
-    assert answer.count('"') >= 8  # the query and three suggestions, quoted
+    assert answer.startswith("unknown: ") and f'"{close}"' in answer
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["population of Zyxtopia", "population of the city of Zyxtopia", "capital of Portugal"],
+)
+def test_a_miss_on_an_unknown_name_suggests_no_fact_of_the_same_kind(query: str) -> None:
+    """ "population of Taipei" is no answer to a question about Zyxtopia: a small model that is
+    offered it looks it up and reports Taipei's population as Zyxtopia's."""
+    answer = lookup_fact(query)
+    assert "Closest" not in answer and "say that it is not known" in answer
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,9 @@ _THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _OPERATOR: Final = re.compile(r"\*\*|[-+*/]")
 _EXPONENT_SIGN: Final = re.compile(r"[\d.][eE][-+]")
 _DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?")
+#: Words where numbers belong ("Mount Everest - Mount Fuji", "366 days * 24"), a run of them
+#: being one name; a letter right after a digit is part of a literal (`2e3`, `0x1F`).
+_WORDS: Final = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:[ ]+[A-Za-z_]\w*)*")
 
 #: Exact values: ints while whole (fast), Fractions otherwise.
 Rational = int | Fraction
@@ -215,7 +218,21 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     return _check(exact)
 
 
-def _structure(tree: ast.Expression) -> None:
+def _words(text: str) -> str:
+    """Why words were refused, and what to send instead: a small model writes the names of the
+    quantities ("Burj Khalifa / Eiffel Tower") before it has looked their numbers up, or keeps
+    the units ("8849 m - 3776 m")."""
+    names = ", ".join(f'"{name}"' for name in dict.fromkeys(_WORDS.findall(text)))
+    message = f"the expression has words in it ({names}); the calculator reads numbers only"
+    bare = " ".join(_WORDS.sub(" ", text).split())
+    try:
+        evaluate(bare)
+    except CalculatorError:
+        return f"{message}. Find the number for each of them first, then write the numbers."
+    return f"{message}. Without the words it is {bare}: send that if it is what you mean."
+
+
+def _structure(tree: ast.Expression, text: str) -> None:
     """Node count, then depth, then the allowlist, all before anything is evaluated."""
     count = deepest = 0
     refused: ast.AST | None = None
@@ -239,10 +256,10 @@ def _structure(tree: ast.Expression) -> None:
             stack += ((c, depth + 1) for c in children if isinstance(c, ast.expr))
     if deepest > MAX_DEPTH:
         raise CalculatorError(_TOO_DEEP)
+    if isinstance(refused, ast.Name):
+        raise CalculatorError(_words(text))
     if refused is not None:
         name = _NAMES.get(type(refused), type(refused).__name__)
-        if isinstance(refused, ast.Name):
-            name = f"names ({refused.id!r})"
         raise CalculatorError(f"{name} not allowed: use numbers, + - * / ** (or ^) and parentheses")
 
 
@@ -298,7 +315,9 @@ def evaluate(expression: str) -> int | float:
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError) as error:
+        if _WORDS.search(text):
+            raise CalculatorError(_words(text)) from None
         reason = getattr(error, "msg", None) or type(error).__name__
         raise CalculatorError(f"not a valid arithmetic expression ({reason}): {text!r}") from None
-    _structure(tree)
+    _structure(tree, text)
     return _result(_evaluate(tree.body, text))

@@ -9,8 +9,9 @@ one fact ("Mount Everest") answers that fact, and so does one that matches once 
 names are dropped ("speed of light in metres per second"): the answer names what it is and its
 unit, so the model can tell, and a small model that leaves out the noun ("height") is not sent
 round again for nothing. A miss returns `unknown: ...` with the closest known queries, so the
-model can ask again with one of them; queries close to nothing are not suggested, and the model
-is told to answer with what it knows."""
+model can ask again with one of them. Closeness is judged on the words that say which fact
+("Zyxtopia"), not what kind ("population"), so a query close to nothing suggests nothing, and the
+model is told to answer with what it knows."""
 
 from __future__ import annotations
 
@@ -53,7 +54,10 @@ _SUGGESTIONS: Final = 3
 #: Suggestions below this closeness (a shared word, or a near spelling) are left out: a small
 #: model copies an unrelated suggestion ("days in a leap year") as its answer to a question
 #: the table was never meant for ("How many legs does a spider have?").
-_CLOSE: Final = 0.6
+_CLOSE: Final = 0.7
+#: A word in the queries of this many facts or more names a kind of fact ("population",
+#: "capital", "height"), not which one.
+_KIND: Final = 3
 #: A question longer than this is not "a few words"; it is refused before matching, because
 #: ranking suggestions by spelling costs time in the square of its length (1 MB took 40 s).
 MAX_QUERY: Final = 200
@@ -69,8 +73,11 @@ def _key(query: str) -> frozenset[str]:
 
 
 @functools.cache
-def _table() -> tuple[dict[frozenset[str], str], tuple[tuple[str, frozenset[str]], ...]]:
-    """(key -> answer, every known query with its key); built once, on first use."""
+def _table() -> tuple[
+    dict[frozenset[str], str], tuple[tuple[str, frozenset[str]], ...], frozenset[str]
+]:
+    """(key -> answer, every known query with its key, the words that name a kind of fact);
+    built once, on first use."""
     data = json.loads(resources.files(__package__).joinpath("facts.json").read_text("utf-8"))
     answers: dict[frozenset[str], str] = {}
     queries: list[tuple[str, frozenset[str]]] = []
@@ -81,10 +88,18 @@ def _table() -> tuple[dict[frozenset[str], str], tuple[tuple[str, frozenset[str]
             if answers.setdefault(key, answer) != answer:
                 raise ValueError(f"facts.json: {query!r} matches two different facts")
             queries.append((query, key))
-    return answers, tuple(queries)
+    facts_with: dict[str, set[str]] = {}
+    for key, answer in answers.items():
+        for word in key:
+            facts_with.setdefault(word, set()).add(answer)
+    kinds = frozenset(w for w, found in facts_with.items() if len(found) >= _KIND)
+    return answers, tuple(queries), kinds
 
 
-def _closeness(key: frozenset[str], other: frozenset[str]) -> float:
+def _closeness(key: frozenset[str], other: frozenset[str], kinds: frozenset[str]) -> float:
+    """Shared words plus spelling, on the words that say which fact ("Taipei"), not what kind
+    ("population"): "population of Zyxtopia" is close to no population the table knows."""
+    key, other = key - kinds or key, other - kinds or other
     overlap = len(key & other) / len(key | other)
     spelling = difflib.SequenceMatcher(None, " ".join(sorted(key)), " ".join(sorted(other)))
     return overlap + spelling.ratio()
@@ -105,7 +120,7 @@ def lookup_fact(query: str) -> str:
             f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
             f"words (at most {MAX_QUERY} characters)."
         )
-    answers, queries = _table()
+    answers, queries, kinds = _table()
     key = _key(query)
     for words in dict.fromkeys((key, key - _UNITS)):
         if words in answers:
@@ -115,7 +130,7 @@ def lookup_fact(query: str) -> str:
         containing = {answers[other] for _, other in queries if words < other}
         if len(containing) == 1:
             return containing.pop()
-    closeness = {other: _closeness(key, other) for _, other in queries}
+    closeness = {other: _closeness(key, other, kinds) for _, other in queries}
     ranked = sorted(queries, key=lambda item: closeness[item[1]], reverse=True)
     suggestions: list[str] = []
     seen: set[str] = set()
