@@ -485,9 +485,9 @@ def test_a_required_call_comes_before_the_first_answer(protocol: str, driver: st
 
 @both
 def test_a_named_tool_choice_asks_for_that_tool(protocol: str) -> None:
-    moves = [answer("guess"), call("lookup_fact", query="capital of France"), answer("Paris")]
+    moves = [answer("guess"), call("lookup_fact", query="capital of Japan"), answer("Tokyo")]
     result, script = run(protocol, "sync", moves, tool_choice="lookup_fact")
-    assert result.answer == "Paris"
+    assert result.answer == "Tokyo"
     assert "lookup_fact" in result.steps[0].observation
     if protocol == "native":
         assert script.options[0]["tool_choice"] == "lookup_fact"
@@ -584,3 +584,81 @@ def test_names_the_parser_cannot_call_are_refused(name: str) -> None:
 
     with pytest.raises(ConfigError, match="tool name"):
         Tool.from_schema(name, "Use it.", {"type": "object", "properties": {}})
+
+
+@both
+@drivers
+def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
+    protocol: str, driver: str
+) -> None:
+    """The tool's example input ("capital of France"), not this question's: not run, and the
+    model reads its question again; the same call a second time is the model's choice."""
+    moves = [call("lookup_fact", query="capital of France")] * 2 + [answer("Paris")]
+    question = "How tall is Mount Everest?"
+    result, script = run(protocol, driver, moves, question=question)
+    first, second = result.steps[:2]
+    assert first.note == "copied" and first.result is None
+    assert '"capital of France"' in first.observation and question in first.observation
+    assert second.note is None and second.observation.startswith("Paris (")
+    assert question in sent(script, 1)
+
+
+@both
+@drivers
+def test_an_answer_copied_from_the_worked_example_is_sent_back_once(
+    protocol: str, driver: str
+) -> None:
+    example = [
+        {"role": "user", "content": "What is 12 times 34?"},
+        {"role": "assistant", "content": "Thought: easy.\nFinal Answer: 408"},
+    ]
+    moves = [answer("408"), answer("408")]
+    question = "How many legs does a spider have?"
+    script = ScriptedModel([m.render(protocol) for m in moves])
+    model: Any = script if driver == "sync" else AsyncScripted(script)
+    agent = Agent(model, protocol=protocol, examples=example) if protocol == "text" else None
+    if agent is None:  # the native protocol shows no worked example: nothing to copy
+        result, _ = run(protocol, driver, moves[:1], question=question)
+        assert (result.answer, result.steps[0].note) == ("408", None)
+        return
+    result = agent.run(question) if driver == "sync" else asyncio.run(agent.arun(question))
+    assert [t.note for t in result.steps] == ["copied", None]
+    assert "example's answer" in result.steps[0].observation and question in sent(script, 1)
+    assert (result.answer, result.stop_reason) == ("408", "final_answer")
+
+
+@pytest.mark.parametrize(
+    ("question", "moves", "answer_"),
+    [
+        # the question's own numbers
+        ("What is 12 times 34?", [call("calculator", expression="12 * 34"), answer("408")], "408"),
+        # an answer a tool returned
+        ("What is 400 + 8?", [call("calculator", expression="400 + 8"), answer("408")], "408"),
+        # the example's own question: its answer is right
+        ("What is the capital of France?", [answer("Paris")], "Paris"),
+    ],
+)
+def test_the_run_s_own_words_and_results_are_no_copy(
+    question: str, moves: list[Move], answer_: str
+) -> None:
+    result, script = run("text", "sync", moves, question=question)
+    assert all(t.note is None for t in result.steps)
+    assert result.answer == answer_
+    script.assert_exhausted()
+
+
+@both
+def test_an_example_value_the_question_mostly_names_is_no_copy(protocol: str) -> None:
+    """ "San Francisco, CA" when the question asks about San Francisco is the right call; the
+    same example sent for a question about Boston is a copy."""
+
+    @tool(example={"city": "San Francisco, CA"})
+    def weather(city: str) -> str:
+        """Use this for the weather in a city."""
+        return f"sunny in {city}"
+
+    moves = [call("weather", city="San Francisco, CA"), answer("sunny")]
+    result, _ = run(protocol, "sync", moves, tools=[weather], question="Weather in San Francisco?")
+    assert result.steps[0].observation == "sunny in San Francisco, CA"
+    result, _ = run(protocol, "sync", moves, tools=[weather], question="Is it raining in Boston?")
+    assert result.steps[0].note == "copied"

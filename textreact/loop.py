@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from textreact import observation
+from textreact import copied, observation
 from textreact.errors import ModelError
 from textreact.memory import MemoryConfig
 from textreact.steps import (
@@ -97,7 +97,11 @@ class _Run:
     def __init__(self, settings: Settings, question: str) -> None:
         self.s = settings
         self.tools = settings.toolbox.tools
+        self.question = question
         self.opening = settings.protocol.opening(question, self.tools, settings.lang)
+        self.examples = copied.examples(self.opening, self.tools, settings.protocol.read)
+        #: Copies of an example already sent back: a second time, the model means it.
+        self.copies: set[str] = set()
         self.turns: list[Turn] = []
         self.requests = 0
         #: How many turns there were when the model was last asked.
@@ -213,6 +217,11 @@ class _Run:
         if turn.finish_reason == "length" and not _finished_action(step):
             return (yield from self.truncated(turn))
         if isinstance(step, FinalAnswer):
+            copy = self.copy(self.examples.copied_answer(step.answer, self.seen()))
+            if copy is not None:
+                text = observation.copied(copy, self.question, self.s.lang, answer=True)
+                yield from self.record(dataclasses.replace(turn, observation=text, note="copied"))
+                return None
             self.answer = step.answer
             yield from self.record(turn)
             return "final_answer"
@@ -264,6 +273,10 @@ class _Run:
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
+        copy = self.copy(self.examples.copied_input(prepared.arguments, self.seen()))
+        if copy is not None:
+            text = observation.copied(copy, self.question, s.lang, answer=False)
+            return dataclasses.replace(turn, observation=text, note="copied")
         earlier = self.done.get(prepared.key)
         if earlier is not None:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"
@@ -290,6 +303,17 @@ class _Run:
         turn = self.observed(turn, result)
         self.done[prepared.key] = turn
         return turn
+
+    def seen(self) -> str:
+        """The question and every result so far: a value found here is the run's own."""
+        return "\n".join([self.question, *(t.observation or "" for t in self.turns)])
+
+    def copy(self, value: str | None) -> str | None:
+        """`value` when it is a copy not sent back before (and now counted as sent back)."""
+        if value is None or value in self.copies:
+            return None
+        self.copies.add(value)
+        return value
 
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
         others = [t.name for t in self.tools if t.name != result.tool]

@@ -335,6 +335,15 @@ def repeated_call(
     return templates.note(name, lang, tool=tool, step=str(step), earlier=earlier)
 
 
+def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:
+    """Shown instead of running a call, or accepting an answer, copied from an example: the
+    question is restated, because a model that copies has lost it (`answer`: the copy is a
+    final answer)."""
+    name = "copied_answer" if answer else "copied_input"
+    shown = truncate(" ".join(value.split()), 100)
+    return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
+
+
 def format_error(
     error: FormatError, tools: Sequence[Tool], lang: str = "en", *, again: bool
 ) -> str:

@@ -1,0 +1,122 @@
+"""What the opening shows as an example, and whether a step copies it instead of working on the
+question: the worked example's calls and answers, and the tools' example inputs.
+
+A small model that does not know what to do next copies the example it was shown: it looks up
+the example's "capital of France" while asked about Mount Everest, calculates the tool's
+`(12 + 30) * 4`, or answers the example's `408`. A copy is recognised by its source and by its
+words: it equals a value the opening showed as an example, and half its words or more appear
+neither in the question nor in any result the run has seen. So "12 * 34" is no copy when the
+question is "What is 12 times 34?", nor "408" once the calculator has returned it, nor "Paris"
+when the question is the example's own. The loop sends a copy back once, with the question,
+instead of running or accepting it; the same step a second time is the model's choice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from textreact.steps import Action, Completion, FinalAnswer
+
+if TYPE_CHECKING:
+    from textreact.models import Message
+    from textreact.protocols import Reading
+    from textreact.tools import Tool
+
+_WORD = regex.compile(r"[\p{L}\p{N}]+")
+_QUESTION_WORDS = frozenset({"what", "which", "when", "where", "does", "have", "many", "much"})
+
+
+@dataclass(frozen=True)
+class Examples:
+    """The values an opening shows as examples, case-folded: argument values of the example
+    calls and the tools' example inputs (`inputs`), and the example's final answers."""
+
+    inputs: frozenset[str] = frozenset()
+    answers: frozenset[str] = frozenset()
+
+    def copied_input(self, arguments: dict[str, Any], seen: str) -> str | None:
+        """The first argument value copied from an example, or None. Only values of two words
+        or more count: one word ("celsius", a default) is a choice the question may leave open."""
+        for value in _strings(arguments):
+            if len(_words(value)) >= 2 and _copied(value, self.inputs, seen):
+                return value
+        return None
+
+    def copied_answer(self, answer: str, seen: str) -> str | None:
+        """The answer, when it is one of the example's answers and not the question's own."""
+        return answer if _copied(answer, self.answers, seen) else None
+
+
+def examples(
+    opening: Sequence[Message], tools: Sequence[Tool], read: Callable[[Completion, Any], Reading]
+) -> Examples:
+    """The examples of an opening (system prompt, example exchanges, question). The example
+    turns are read with the protocol's own reader, so what counts as a call is what the loop
+    runs. An exchange about the question itself ("What is the capital of France?" asked when
+    the example asks it) lends nothing: its answer is the right one."""
+    question = opening[-1].get("content") if opening else None
+    asked = set(_words(question)) if isinstance(question, str) else set()
+    inputs = {_fold(v) for tool in tools for v in _strings(tool.example)}
+    answers: set[str] = set()
+    lends, new_exchange = True, True
+    for message in opening[1:-1]:
+        content = message.get("content")
+        if not isinstance(content, str):
+            continue
+        if message.get("role") == "user" and new_exchange:
+            lends, new_exchange = not _same_subject(content, asked), False
+        if message.get("role") != "assistant":
+            continue
+        for step in read(Completion(content), tools).steps:
+            if isinstance(step, Action) and isinstance(step.input, dict) and lends:
+                inputs.update(_fold(v) for v in _strings(step.input))
+            elif isinstance(step, FinalAnswer):
+                answers.update([_fold(step.answer)] * lends)
+                new_exchange = True
+    return Examples(frozenset(inputs), frozenset(answers))
+
+
+def _same_subject(example_question: str, asked: set[str]) -> bool:
+    """More than half of the example question's telling words (four letters or more, or a
+    number; not a question word) are in the question asked."""
+    telling = {
+        w
+        for w in _words(example_question)
+        if (len(w) >= 4 or any(c.isdigit() for c in w)) and w not in _QUESTION_WORDS
+    }
+    return 2 * len(telling & asked) > len(telling)
+
+
+def _copied(value: str, shown: frozenset[str], seen: str) -> bool:
+    """Shown as an example, and half its words or more are not the run's own: "San Francisco,
+    CA" is no copy when the question asks about San Francisco."""
+    if _fold(value) not in shown:
+        return False
+    known = set(_words(seen))
+    words = _words(value)
+    return 2 * sum(word not in known for word in words) >= len(words) > 0
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string and number in a JSON value, as text."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
