@@ -141,3 +141,34 @@ def test_a_huge_query_is_refused_before_matching(query: str) -> None:
 def test_any_query_gives_a_string(query: str) -> None:
     answer = lookup_fact(query)
     assert isinstance(answer, str) and answer
+
+
+@pytest.mark.parametrize(
+    ("query", "parts"),
+    [
+        (
+            "combined population of Taipei and New York City",
+            ["population of Taipei", "population of New York"],
+        ),
+        (
+            "How much higher is Mount Everest than Mount Fuji",
+            ["height of Mount Everest", "height of Mount Fuji"],
+        ),
+        ("population of Tokyo minus London", ["population of Tokyo", "population of London"]),
+        ("北京和上海的人口加起来是多少", ["北京人口", "上海人口"]),
+    ],
+)
+def test_a_query_for_several_facts_names_each_in_order(query: str, parts: list[str]) -> None:
+    """A small model asks for everything a question needs in one lookup: the miss names one
+    known query per fact, in the order the question names them, to look up one at a time."""
+    answer = lookup_fact(query)
+    assert answer.startswith("unknown: ") and f"asks for {len(parts)} facts" in answer
+    assert answer.endswith(", then ".join(f'"{p}"' for p in parts) + ".")
+
+
+def test_units_that_are_the_subject_are_not_dropped() -> None:
+    """ "seconds in a leap year" is not "days in a leap year": only a closing "in <units>" is
+    dropped, and the miss suggests the two facts that make it up."""
+    answer = lookup_fact("seconds in a leap year")
+    assert answer.startswith("unknown: ")
+    assert '"days in a leap year"' in answer and '"seconds in a day"' in answer

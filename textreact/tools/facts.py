@@ -6,9 +6,11 @@ never fuzzy: "population of Taipei", "Taipei population", "What is the populatio
 and "台北人口" all reduce to the same key, while "population density of Taipei" does not match
 (a wrong number is worse than a miss). A query whose words all belong to the queries of exactly
 one fact ("Mount Everest") answers that fact, and so does one that matches once the units it
-names are dropped ("speed of light in metres per second"): the answer names what it is and its
-unit, so the model can tell, and a small model that leaves out the noun ("height") is not sent
-round again for nothing. A miss returns `unknown: ...` with the closest known queries, so the
+closes with are dropped ("speed of light in metres per second"): the answer names what it is
+and its unit, so the model can tell, and a small model that leaves out the noun ("height") is
+not sent round again for nothing. A query that names several facts whole ("combined population
+of Taipei and New York City") is told to look them up one at a time, with a known query for
+each. A miss returns `unknown: ...` with the closest known queries, so the
 model can ask again with one of them. Closeness is judged on the words that say which fact
 ("Zyxtopia"), not what kind ("population"), so a query close to nothing suggests nothing, and the
 model is told to answer with what it knows."""
@@ -42,8 +44,8 @@ _ZH_PHRASES: Final = (
     ("有多少人", "人口"), ("多少人", "人口"), ("有多高", "高度"), ("多高", "高度"),
     ("是哪里", ""), ("在哪里", ""), ("是多少", ""), ("是什么", ""), ("多少", ""), ("请问", ""),
 )  # fmt: skip
-#: Units a question may name ("in metres per second"); the answer states its own unit, so they
-#: are dropped when the query matches no fact with them.
+#: Units a question may close with ("in metres per second"); the answer states its own unit,
+#: so they are dropped when the query matches no fact with them.
 _UNITS: Final = frozenset({
     "m", "km", "cm", "kg", "second", "seconds", "per", "hour", "hours", "degrees", "celsius",
     "year", "years", "units", "unit",
@@ -51,6 +53,8 @@ _UNITS: Final = frozenset({
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
+#: Facts named by one query that asks for several, at most.
+_PARTS: Final = 5
 #: Suggestions below this closeness (a shared word, or a near spelling) are left out: a small
 #: model copies an unrelated suggestion ("days in a leap year") as its answer to a question
 #: the table was never meant for ("How many legs does a spider have?").
@@ -63,13 +67,26 @@ _KIND: Final = 3
 MAX_QUERY: Final = 200
 
 
-def _key(query: str) -> frozenset[str]:
-    """The meaning-bearing words of a query, order-free: the same for every phrasing."""
+def _words(query: str) -> list[str]:
+    """A query's words in order, each in the table's spelling."""
     text = unicodedata.normalize("NFKC", query).casefold().replace("'s", " ")
     for phrase, noun in _ZH_PHRASES:
         text = text.replace(phrase, noun)
-    words = (_SYNONYMS.get(w, w) for w in _TOKEN.findall(text.translate(_ZH_PARTICLES)))
+    return [_SYNONYMS.get(w, w) for w in _TOKEN.findall(text.translate(_ZH_PARTICLES))]
+
+
+def _key(words: list[str]) -> frozenset[str]:
+    """The meaning-bearing words of a query, order-free: the same for every phrasing."""
     return frozenset(w for w in words if w not in _STOPWORDS)
+
+
+def _without_units(words: list[str]) -> list[str]:
+    """The words before a closing "in <units>" ("speed of light in metres per second"); the
+    units of "seconds in a leap year" are its subject, and stay."""
+    end = len(words)
+    while end and words[end - 1] in _UNITS:
+        end -= 1
+    return words[: end - 1] if end < len(words) and end and words[end - 1] == "in" else words
 
 
 @functools.cache
@@ -84,7 +101,7 @@ def _table() -> tuple[
     for fact in data["facts"]:
         answer = f"{fact['value']} ({fact['about']})"
         for query in fact["queries"]:
-            key = _key(query)
+            key = _key(_words(query))
             if answers.setdefault(key, answer) != answer:
                 raise ValueError(f"facts.json: {query!r} matches two different facts")
             queries.append((query, key))
@@ -105,6 +122,27 @@ def _closeness(key: frozenset[str], other: frozenset[str], kinds: frozenset[str]
     return overlap + spelling.ratio()
 
 
+def _parts(
+    query: str,
+    key: frozenset[str],
+    queries: tuple[tuple[str, frozenset[str]], ...],
+    answers: dict[frozenset[str], str],
+    kinds: frozenset[str],
+) -> list[str]:
+    """One known query for each fact a query names whole ("combined population of Taipei and
+    New York City" names two), in the order the query names them: a small model asks for
+    everything a question needs in one lookup."""
+    found: dict[str, tuple[int, str]] = {}
+    text = unicodedata.normalize("NFKC", query).casefold()
+    for known, other in queries:
+        telling, kind = other - kinds, key & kinds
+        fits = telling and telling <= key and (kind & other or not kind)
+        if fits and answers[other] not in found:
+            where = min(text.find(word) % (len(text) + 1) for word in telling)
+            found[answers[other]] = (where, known)
+    return [known for _, known in sorted(found.values())][:_PARTS]
+
+
 def lookup_fact(query: str) -> str:
     """Answer a factual question from the bundled table, e.g. "population of Taipei".
 
@@ -121,8 +159,8 @@ def lookup_fact(query: str) -> str:
             f"words (at most {MAX_QUERY} characters)."
         )
     answers, queries, kinds = _table()
-    key = _key(query)
-    for words in dict.fromkeys((key, key - _UNITS)):
+    key = _key(_words(query))
+    for words in dict.fromkeys((key, _key(_without_units(_words(query))))):
         if words in answers:
             return answers[words]
         if not words - _UNITS:  # units alone say nothing of which fact
@@ -130,6 +168,14 @@ def lookup_fact(query: str) -> str:
         containing = {answers[other] for _, other in queries if words < other}
         if len(containing) == 1:
             return containing.pop()
+    shown = " ".join(query.split())[:80]
+    parts = _parts(query, key, queries, answers, kinds)
+    if len(parts) > 1:
+        listed = ", then ".join(f'"{text}"' for text in parts)
+        return (
+            f'unknown: "{shown}" asks for {len(parts)} facts at once. Look them up one at a'
+            f" time: {listed}."
+        )
     closeness = {other: _closeness(key, other, kinds) for _, other in queries}
     ranked = sorted(queries, key=lambda item: closeness[item[1]], reverse=True)
     suggestions: list[str] = []
@@ -140,7 +186,6 @@ def lookup_fact(query: str) -> str:
         if answers[other] not in seen:
             seen.add(answers[other])
             suggestions.append(f'"{text}"')
-    shown = " ".join(query.split())[:80]
     if not suggestions:
         return (
             f'unknown: no fact matches "{shown}", and no known fact is close to it. Answer with'
