@@ -597,7 +597,7 @@ def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
     question = "How tall is Mount Everest?"
     result, script = run(protocol, driver, moves, question=question)
     first, second = result.steps[:2]
-    assert first.note == "copied" and first.result is None
+    assert first.note == "copied" and first.result.error_kind == "copied"
     assert '"capital of France"' in first.observation and question in first.observation
     assert second.note is None and second.observation.startswith("Paris (")
     assert question in sent(script, 1)

@@ -278,7 +278,10 @@ class _Run:
         copy = self.copy(self.examples.copied_input(prepared.arguments, self.seen()))
         if copy is not None:
             text = observation.copied(copy, self.question, s.lang, answer=False)
-            return dataclasses.replace(turn, observation=text, note="copied")
+            result = ToolResult(
+                prepared.tool.name, prepared.arguments, error=text, error_kind="copied"
+            )
+            return dataclasses.replace(turn, result=result, observation=text, note="copied")
         earlier = self.done.get(prepared.key)
         if earlier is not None:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"

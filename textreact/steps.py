@@ -135,7 +135,8 @@ class ToolResult:
     arguments: dict[str, Any] | str
     value: Any = None
     error: str | None = None
-    #: "unknown_tool" | "arguments" | "timeout" | "exception" when `error` is set.
+    #: "unknown_tool" | "arguments" | "timeout" | "exception" | "vetoed" | "copied" (an
+    #: example's value, not run) when `error` is set.
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
     seconds: float = 0.0
@@ -164,7 +165,7 @@ class Turn:
     usage: Usage = field(default_factory=Usage)
     model_seconds: float = 0.0
     #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
-    #: "call_as_text", "vetoed".
+    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request).
     preface: str | None = None
