@@ -689,3 +689,24 @@ def test_a_repeated_call_that_worked_leaves_its_tool_out_of_the_next_request(
     everything = ["calculator", "lookup_fact"]
     assert offered == [everything, everything, ["calculator"], everything]
     assert result.answer == "7552"
+
+
+@both
+@drivers
+def test_a_repeated_call_is_answered_with_every_result_so_far_and_the_question(
+    protocol: str, driver: str
+) -> None:
+    """A model that repeats a call that worked has lost track: it reads what it has found and
+    what it was asked, which is what it needs for the next step (the calculation)."""
+    moves = [
+        call("lookup_fact", query="population of Taipei"),
+        call("lookup_fact", query="population of New York"),
+        call("lookup_fact", query="population of Taipei"),
+        answer("10938000"),
+    ]
+    question = "What is the combined population of Taipei and New York City?"
+    result, _ = run(protocol, driver, moves, question=question)
+    repeat = result.steps[2].observation
+    assert result.steps[2].note == "repeated_call"
+    assert "2602000 (population of Taipei" in repeat and "8336000 (population of New York" in repeat
+    assert question in repeat

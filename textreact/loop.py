@@ -289,9 +289,14 @@ class _Run:
             failed = earlier.result is not None and earlier.result.is_error
             if not again:
                 self.shunned = prepared.tool.name
+            found = [
+                t.observation or ""
+                for t in self.done.values()
+                if t.result is not None and not t.result.is_error
+            ]
             text = observation.repeated_call(
                 prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
-                again=again, failed=failed,
+                again=again, failed=failed, found=found, question=self.question,
             )  # fmt: skip
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"

@@ -325,14 +325,23 @@ def repeated_call(
     *,
     again: bool = False,
     failed: bool = False,
+    found: Sequence[str] = (),
+    question: str = "",
 ) -> str:
-    """Shown instead of calling a tool again with the same arguments (`failed`: the first call
-    failed, and says so); `again` when the model repeated itself on the turn before too: a
-    model in a loop is asked to answer instead."""
+    """Shown instead of calling a tool again with the same arguments. A model that repeats a
+    call that worked has lost track of what it has: it is shown every result so far (`found`)
+    and the question, which is what it needs to go on (two lookups done, the next step
+    is the calculation). `failed`: the first call failed, and says so; `again`: the model
+    repeated itself on the turn before too, and is asked to answer instead."""
     if again:
         return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
-    name = "repeated_failure" if failed else "repeated_call"
-    return templates.note(name, lang, tool=tool, step=str(step), earlier=earlier)
+    if failed:
+        return templates.note("repeated_failure", lang, tool=tool, step=str(step), earlier=earlier)
+    lines = [f"- {truncate(' '.join(text.split()), 200)}" for text in found]
+    return templates.note(
+        "repeated_call", lang, tool=tool, step=str(step),
+        found="\n".join(lines or [f"- {earlier}"]), question=truncate(question),
+    )  # fmt: skip
 
 
 def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:
