@@ -709,4 +709,4 @@ def test_a_repeated_call_is_answered_with_every_result_so_far_and_the_question(
     repeat = result.steps[2].observation
     assert result.steps[2].note == "repeated_call"
     assert "2602000 (population of Taipei" in repeat and "8336000 (population of New York" in repeat
-    assert question in repeat
+    assert question in repeat and "another tool (calculator)" in repeat

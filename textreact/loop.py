@@ -297,6 +297,7 @@ class _Run:
             text = observation.repeated_call(
                 prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
                 again=again, failed=failed, found=found, question=self.question,
+                others=[t.name for t in self.tools if t.name != prepared.tool.name],
             )  # fmt: skip
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"
