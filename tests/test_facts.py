@@ -172,3 +172,16 @@ def test_units_that_are_the_subject_are_not_dropped() -> None:
     answer = lookup_fact("seconds in a leap year")
     assert answer.startswith("unknown: ")
     assert '"days in a leap year"' in answer and '"seconds in a day"' in answer
+
+
+@pytest.mark.parametrize("query", ["17 * 23", "1234 + 5678", "2**10", "(45 + 55) * 12", "3.5 x 4.2"])
+def test_a_calculation_is_told_to_be_calculated(query: str) -> None:
+    """SmolLM2 sends arithmetic to the lookup when the example it saw last is a lookup."""
+    assert lookup_fact(query) == (
+        f'unknown: "{query}" is arithmetic, not a fact to look up: calculate it instead.'
+    )
+
+
+@pytest.mark.parametrize("query", ["Taipei 101", "1969", "height of Taipei 101"])
+def test_numbers_in_a_query_are_no_calculation(query: str) -> None:
+    assert "arithmetic" not in lookup_fact(query)

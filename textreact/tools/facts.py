@@ -10,7 +10,7 @@ closes with are dropped ("speed of light in metres per second"): the answer name
 and its unit, so the model can tell, and a small model that leaves out the noun ("height") is
 not sent round again for nothing. A query that names several facts whole ("combined population
 of Taipei and New York City") is told to look them up one at a time, with a known query for
-each. A miss returns `unknown: ...` with the closest known queries, so the
+each; a calculation ("17 * 23") is told to be calculated. A miss returns `unknown: ...` with the closest known queries, so the
 model can ask again with one of them. Closeness is judged on the words that say which fact
 ("Zyxtopia"), not what kind ("population"), so a query close to nothing suggests nothing, and the
 model is told to answer with what it knows."""
@@ -53,6 +53,10 @@ _UNITS: Final = frozenset({
 _ZH_PARTICLES: Final = str.maketrans("", "", "的是吗呢有")
 _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
+#: A query that is a calculation ("17 * 23"): numbers and operators only.
+_ARITHMETIC: Final = re.compile(
+    r"\s*[-+(]*\s*\d[\d.,]*(?:\s*(?:[-+*/^×÷x%]|\*\*)\s*[-+(]*\s*\d[\d.,]*\)*)+\s*[=?]?\s*"
+)
 #: Facts named by one query that asks for several, at most.
 _PARTS: Final = 5
 #: Suggestions below this closeness (a shared word, or a near spelling) are left out: a small
@@ -158,6 +162,9 @@ def lookup_fact(query: str) -> str:
             f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
             f"words (at most {MAX_QUERY} characters)."
         )
+    if _ARITHMETIC.fullmatch(query):
+        shown = " ".join(query.split())
+        return f'unknown: "{shown}" is arithmetic, not a fact to look up: calculate it instead.'
     answers, queries, kinds = _table()
     key = _key(_words(query))
     for words in dict.fromkeys((key, _key(_without_units(_words(query))))):
