@@ -174,7 +174,7 @@ def test_units_that_are_the_subject_are_not_dropped() -> None:
     assert '"days in a leap year"' in answer and '"seconds in a day"' in answer
 
 
-@pytest.mark.parametrize("query", ["17 * 23", "1234 + 5678", "2**10", "(45 + 55) * 12", "3.5 x 4.2"])
+@pytest.mark.parametrize("query", ["17 * 23", "1234 + 5678", "2**10", "(45 + 55) * 12", "3.5 x 4"])
 def test_a_calculation_is_told_to_be_calculated(query: str) -> None:
     """SmolLM2 sends arithmetic to the lookup when the example it saw last is a lookup."""
     assert lookup_fact(query) == (
