@@ -11,9 +11,9 @@ and its unit, so the model can tell, and a small model that leaves out the noun 
 not sent round again for nothing. A query that names several facts whole ("combined population
 of Taipei and New York City") is told to look them up one at a time, with a known query for
 each; a calculation ("17 * 23") is told to be calculated. A miss returns `unknown: ...` with
-the closest known queries, so the model can ask again with one of them. Closeness is judged on the words that say which fact
-("Zyxtopia"), not what kind ("population"), so a query close to nothing suggests nothing, and the
-model is told to answer with what it knows."""
+the closest known queries, so the model can ask again with one of them. Closeness is judged on
+the words that say which fact ("Zyxtopia"), not what kind ("population"), so a query close to
+nothing suggests nothing, and the model is told to answer with what it knows."""
 
 from __future__ import annotations
 
