@@ -62,9 +62,9 @@ def examples(
     inputs = {_fold(v) for tool in tools for v in _strings(tool.example)}
     answers: set[str] = set()
     lends, new_exchange = True, True
-    for message in opening[1:-1]:
+    for message in opening[:-1]:
         content = message.get("content")
-        if not isinstance(content, str):
+        if not isinstance(content, str) or message.get("role") == "system":
             continue
         if message.get("role") == "user" and new_exchange:
             lends, new_exchange = not _same_subject(content, asked), False
