@@ -666,33 +666,6 @@ def test_an_example_value_the_question_mostly_names_is_no_copy(protocol: str) ->
 
 @both
 @drivers
-def test_a_repeated_call_that_worked_leaves_its_tool_out_of_the_next_request(
-    protocol: str, driver: str
-) -> None:
-    """Two lookups done, a small model looks the first one up again instead of calculating:
-    the next request offers the other tools only, once."""
-    moves = [
-        call("lookup_fact", query="height of Mount Fuji"),
-        call("lookup_fact", query="height of Mount Fuji"),
-        call("calculator", expression="3776 * 2"),
-        answer("7552"),
-    ]
-    result, script = run(protocol, driver, moves, question="Twice the height of Mount Fuji?")
-    assert [t.note for t in result.steps[:2]] == [None, "repeated_call"]
-    if protocol == "native":
-        offered = [[t["function"]["name"] for t in o["tools"]] for o in script.options]
-    else:
-        offered = [
-            [n for n in ("calculator", "lookup_fact") if f'"{n}"' in o["grammar"]]
-            for o in script.options
-        ]
-    everything = ["calculator", "lookup_fact"]
-    assert offered == [everything, everything, ["calculator"], everything]
-    assert result.answer == "7552"
-
-
-@both
-@drivers
 def test_a_repeated_call_is_answered_with_every_result_so_far_and_the_question(
     protocol: str, driver: str
 ) -> None:

@@ -6,8 +6,8 @@ and async drivers in `agent.py` only perform what it asks for.
 One turn: render the request (protocol), ask, read the reply into steps (protocol), then act:
 a cut-off reply is re-asked once, a final answer ends the run, a format error is explained and
 counted, each action is prepared once, answered from memory when it repeats an earlier call
-(whether that call worked or failed), and the next request leaves its tool out (twice in a
-row, and it offers no tool),
+(whether that call worked or failed: a failed one, and the next request leaves its tool out;
+twice in a row, and the next request offers no tool),
 offered to `before_call`, run, and observed."""
 
 from __future__ import annotations
@@ -116,10 +116,8 @@ class _Run:
         #: The model repeated a call twice in a row: it is asked for its answer, and the
         #: next request offers no tool (a grammar then holds it to a Final Answer).
         self.looping = False
-        #: A tool whose call the model just repeated: it has what that call gives, so the next
-        #: request leaves the tool out, and a grammar steers the model to another tool or to
-        #: its answer (two lookups done, a small model looks the first one up again instead of
-        #: calculating).
+        #: A tool whose failed call the model just repeated: the next request leaves it out,
+        #: so a grammar steers the model to another tool or to its answer.
         self.shunned: str | None = None
         self.started = time.perf_counter()
 
@@ -267,9 +265,9 @@ class _Run:
 
     def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
         """`turn` with its call's result and observation: the call is prepared once; a repeat
-        of an earlier call, worked or failed, is answered from it and leaves its tool out of the
-        next request (a model repeating itself twice in a row is asked to answer, and offered no
-        tool next); `before_call` may veto it; otherwise it runs."""
+        of an earlier call, worked or failed, is answered from it (a repeated failure leaves its
+        tool out of the next request; a model repeating itself twice in a row is asked to
+        answer, and offered no tool next); `before_call` may veto it; otherwise it runs."""
         s, step = self.s, turn.step
         assert isinstance(step, Action)
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
@@ -287,7 +285,7 @@ class _Run:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"
             self.looping = self.looping or again
             failed = earlier.result is not None and earlier.result.is_error
-            if not again:
+            if failed and not again:
                 self.shunned = prepared.tool.name
             found = [
                 t.observation or ""
