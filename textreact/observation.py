@@ -329,20 +329,22 @@ def repeated_call(
     question: str = "",
     others: Sequence[str] = (),
 ) -> str:
-    """Shown instead of calling a tool again with the same arguments. A model that repeats a
-    call that worked has lost track of what it has: it is shown every result so far (`found`)
-    and the question, which is what it needs to go on (two lookups done, the next step
-    is the calculation), and the other tools it may use them with (`others`). `failed`: the
-    first call failed, and says so; `again`: the model repeated itself on the turn before too,
-    and is asked to answer instead."""
+    """Shown instead of calling a tool again with the same arguments: the earlier result, or,
+    given the `question` (the loop's case), more. A model that repeats a call that worked has
+    lost track of what it has: it is shown every result so far (`found`), the question, and
+    the other tools it may use them with (`others`), which is what it needs to go on (two
+    lookups done, the next step is the calculation). `failed`: the first call failed, and says
+    so; `again`: the model repeated itself on the turn before too, and is asked to answer."""
     if again:
         return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
     if failed:
         return templates.note("repeated_failure", lang, tool=tool, step=str(step), earlier=earlier)
+    if not question:
+        return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
     lines = [f"- {truncate(' '.join(text.split()), 200)}" for text in found]
     return templates.note(
-        "repeated_call" if others else "repeated_call_alone", lang, tool=tool, step=str(step),
-        found="\n".join(lines or [f"- {earlier}"]), question=truncate(question),
+        "repeated_call_found" if others else "repeated_call_found_alone", lang, tool=tool,
+        step=str(step), found="\n".join(lines or [f"- {earlier}"]), question=truncate(question),
         tools=", ".join(others[:_NAMED_TOOLS]),
     )  # fmt: skip
 
