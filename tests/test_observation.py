@@ -523,3 +523,14 @@ def test_the_kind_of_a_value_is_found_without_hashing_its_type() -> None:
     assert observation.format_value(_MetaStr("plain")) == "plain"
     assert observation.format_value([_MetaStr("a"), _MetaObject()]) == "1. a\n2. meta object"
     assert observation.format_value({"k": _MetaObject()}) == '{"k": "meta object"}'
+
+
+def test_a_repeated_call_without_the_question_shows_the_earlier_result_alone() -> None:
+    """The proxy has no question to restate: its note is the earlier result and what to do."""
+    text = observation.repeated_call("lookup_fact", 2, "8849 m (height of Mount Everest)")
+    assert "8849 m (height of Mount Everest)" in text and "question" not in text
+    full = observation.repeated_call(
+        "lookup_fact", 2, "8849 m", found=["8849 m", "3776 m"], question="How much higher?",
+        others=["calculator"],
+    )  # fmt: skip
+    assert "- 3776 m" in full and "How much higher?" in full and "(calculator)" in full
