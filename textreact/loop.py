@@ -314,8 +314,10 @@ class _Run:
         return turn
 
     def seen(self) -> str:
-        """The question and every result so far: a value found here is the run's own."""
-        return "\n".join([self.question, *(t.observation or "" for t in self.turns)])
+        """The question and every tool result so far: a value found here is the run's own (the
+        engine's own notes are not: a format error's hint shows a tool's example input)."""
+        results = (t.observation or "" for t in self.turns if t.result and t.note != "copied")
+        return "\n".join([self.question, *results])
 
     def copy(self, value: str | None) -> str | None:
         """`value` when it is a copy not sent back before (and now counted as sent back)."""
