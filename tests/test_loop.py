@@ -686,9 +686,9 @@ def test_a_repeated_call_is_answered_with_every_result_so_far_and_the_question(
 
 
 def test_an_example_shown_in_the_engine_s_own_hint_is_still_a_copy() -> None:
-    """A format error's hint shows the calculator's example input; the model copying it next is
-    still copying, not using a result of its own."""
-    moves = [BROKEN, call("calculator", expression="(12 + 30) * 4"), answer("unknown")]
+    """A second format error is answered with the rules, which show the calculator's example
+    input; the model copying it next is still copying, not using a result of its own."""
+    moves = [BROKEN, BROKEN, call("calculator", expression="(12 + 30) * 4"), answer("unknown")]
     result, _ = run("text", "sync", moves, question="What is the population of Taipei?")
-    assert "(12 + 30) * 4" in result.steps[0].observation
-    assert result.steps[1].note == "copied"
+    assert "(12 + 30) * 4" in result.steps[1].observation  # the rules, shown again
+    assert result.steps[2].note == "copied"
