@@ -74,7 +74,8 @@ def examples(
             if isinstance(step, Action) and isinstance(step.input, dict) and lends:
                 inputs.update(_fold(v) for v in _strings(step.input))
             elif isinstance(step, FinalAnswer):
-                answers.update([_fold(step.answer)] * lends)
+                if lends:
+                    answers.add(_fold(step.answer))
                 new_exchange = True
     return Examples(frozenset(inputs), frozenset(answers))
 

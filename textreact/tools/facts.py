@@ -138,11 +138,13 @@ def _parts(
     everything a question needs in one lookup."""
     found: dict[str, tuple[int, str]] = {}
     text = unicodedata.normalize("NFKC", query).casefold()
+    kind = key & kinds
     for known, other in queries:
-        telling, kind = other - kinds, key & kinds
+        telling = other - kinds
         fits = telling and telling <= key and (kind & other or not kind)
         if fits and answers[other] not in found:
-            where = min(text.find(word) % (len(text) + 1) for word in telling)
+            # where the query names it; a word it spelt otherwise ("people") sorts last
+            where = min((text.find(w) for w in telling if w in text), default=len(text))
             found[answers[other]] = (where, known)
     return [known for _, known in sorted(found.values())][:_PARTS]
 
