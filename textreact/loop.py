@@ -295,7 +295,7 @@ class _Run:
             text = observation.repeated_call(
                 prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
                 again=again, failed=failed, found=found, question=self.question,
-                others=[t.name for t in self.tools if t.name != prepared.tool.name],
+                others=self.others(prepared.tool.name),
             )  # fmt: skip
             return dataclasses.replace(
                 turn, result=earlier.result, observation=text, note="repeated_call"
@@ -326,11 +326,15 @@ class _Run:
         self.copies.add(value)
         return value
 
+    def others(self, tool: str) -> list[str]:
+        """The names of the tools offered besides `tool`, which a hint may point the model to."""
+        return [t.name for t in self.tools if t.name != tool]
+
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
-        others = [t.name for t in self.tools if t.name != result.tool]
         text = observation.observe(
-            result, limit=self.s.observation_limit, lang=self.s.lang, others=others
-        )
+            result, limit=self.s.observation_limit, lang=self.s.lang,
+            others=self.others(result.tool),
+        )  # fmt: skip
         return dataclasses.replace(turn, result=result, observation=text)
 
     def last_chance(self) -> Generator[Effect, Any, None]:

@@ -301,8 +301,7 @@ def observe(
         kind = result.error_kind
         hint = ""
         if kind == "exception" and others:
-            named = ", ".join(others[:_NAMED_TOOLS]) + (", ..." if others[_NAMED_TOOLS:] else "")
-            hint = templates.note("hint_exception", lang, tools=named)
+            hint = templates.note("hint_exception", lang, tools=_named(others))
         elif kind == "exception":
             hint = templates.note("hint_exception_alone", lang)
         elif kind in _HINTED_ERRORS:
@@ -345,8 +344,13 @@ def repeated_call(
     return templates.note(
         "repeated_call_found" if others else "repeated_call_found_alone", lang, tool=tool,
         step=str(step), found="\n".join(lines or [f"- {earlier}"]), question=truncate(question),
-        tools=", ".join(others[:_NAMED_TOOLS]),
+        tools=_named(others),
     )  # fmt: skip
+
+
+def _named(tools: Sequence[str]) -> str:
+    """The other tools a hint names: the first few, and "..." for the rest."""
+    return ", ".join(tools[:_NAMED_TOOLS]) + (", ..." if tools[_NAMED_TOOLS:] else "")
 
 
 def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:

@@ -218,7 +218,7 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     return _check(exact)
 
 
-def _words(text: str) -> str:
+def _words_refused(text: str) -> str:
     """Why words were refused, and what to send instead: a small model writes the names of the
     quantities ("Burj Khalifa / Eiffel Tower") before it has looked their numbers up, or keeps
     the units ("8849 m - 3776 m")."""
@@ -257,7 +257,7 @@ def _structure(tree: ast.Expression, text: str) -> None:
     if deepest > MAX_DEPTH:
         raise CalculatorError(_TOO_DEEP)
     if isinstance(refused, ast.Name):
-        raise CalculatorError(_words(text))
+        raise CalculatorError(_words_refused(text))
     if refused is not None:
         name = _NAMES.get(type(refused), type(refused).__name__)
         raise CalculatorError(f"{name} not allowed: use numbers, + - * / ** (or ^) and parentheses")
@@ -316,7 +316,7 @@ def evaluate(expression: str) -> int | float:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError) as error:
         if _WORDS.search(text):
-            raise CalculatorError(_words(text)) from None
+            raise CalculatorError(_words_refused(text)) from None
         reason = getattr(error, "msg", None) or type(error).__name__
         raise CalculatorError(f"not a valid arithmetic expression ({reason}): {text!r}") from None
     _structure(tree, text)
