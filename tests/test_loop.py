@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from textreact import Agent, ScriptedModel, tool
+from textreact import Agent, ScriptedModel, WrongToolError, builtin_tools, tool
 from textreact.errors import ConfigError, ModelError
 from textreact.steps import Completion, Event, Result
 from textreact.transcript import read_transcript
@@ -275,22 +275,58 @@ def test_a_repeated_failing_call_is_not_run_again_and_says_it_failed(
 @both
 @drivers
 def test_a_repeated_failure_leaves_its_tool_out_of_the_next_request(protocol: str, driver: str):
-    moves = [call("calculator", expression="c")] * 2 + [
+    moves = [call("calculator", expression="2 +")] * 2 + [
         call("lookup_fact", query="speed of light"),
         answer("299792458"),
     ]
     result, script = run(protocol, driver, moves)
     assert [t.note for t in result.steps[:2]] == [None, "repeated_call"]
     assert result.answer == "299792458"
-    if protocol == "native":
-        offered = [[t["function"]["name"] for t in o["tools"]] for o in script.options]
-    else:
-        offered = [
-            [n for n in ("calculator", "lookup_fact") if f'"{n}"' in o["grammar"]]
-            for o in script.options
-        ]
     everything = ["calculator", "lookup_fact"]
-    assert offered == [everything, everything, ["lookup_fact"], everything]
+    assert offered(protocol, script) == [everything, everything, ["lookup_fact"], everything]
+
+
+def offered(protocol: str, script: ScriptedModel) -> list[list[str]]:
+    """The built-in tools each request offered: native tools=, or the text grammar's names."""
+    if protocol == "native":
+        return [[t["function"]["name"] for t in o["tools"]] for o in script.options]
+    return [
+        [n for n in ("calculator", "lookup_fact") if f'"{n}"' in o["grammar"]]
+        for o in script.options
+    ]
+
+
+@both
+@drivers
+def test_a_call_for_another_tool_leaves_its_tool_out_at_once(protocol: str, driver: str):
+    """Names where the calculator needs numbers: the calculator says it cannot do it, and the
+    next request offers only the other tools, so the model does not send the same call again."""
+    moves = [
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="height of Mount Everest"),
+        answer("8849"),
+    ]
+    result, script = run(protocol, driver, moves, question="How tall is Mount Everest?")
+    first = result.steps[0]
+    assert first.result.error_kind == "wrong_tool"
+    assert '"Mount Everest", "Mount Fuji"' in first.observation
+    assert "This tool cannot do it. Use another tool (lookup_fact)" in first.observation
+    everything = ["calculator", "lookup_fact"]
+    assert offered(protocol, script) == [everything, ["lookup_fact"], everything]
+
+
+def test_a_user_tool_raises_wrong_tool_error_to_be_left_out_once() -> None:
+    @tool
+    def translate(text: str) -> str:
+        """Use this to translate a sentence."""
+        raise WrongToolError("this is a sum, not a sentence: calculate it")
+
+    moves = [call("translate", text="2 + 2"), call("calculator", expression="2 + 2"), answer("4")]
+    result, script = run("text", "sync", moves, tools=[translate, *builtin_tools()])
+    assert result.steps[0].result.error_kind == "wrong_tool"
+    assert "calculate it" in result.steps[0].observation
+    grammars = [o["grammar"] for o in script.options]
+    assert '"translate"' not in grammars[1] and '"translate"' in grammars[2]
 
 
 @both
@@ -692,3 +728,97 @@ def test_an_example_shown_in_the_engine_s_own_hint_is_still_a_copy() -> None:
     result, _ = run("text", "sync", moves, question="What is the population of Taipei?")
     assert "(12 + 30) * 4" in result.steps[1].observation  # the rules, shown again
     assert result.steps[2].note == "copied"
+
+
+@both
+@drivers
+@pytest.mark.parametrize(
+    ("moves", "echo"),
+    [
+        # the query that found nothing, given as the answer
+        ([call("lookup_fact", query="clear daytime sky"), answer("Clear daytime sky.")], "lookup"),
+        # the expression, not its result
+        ([call("calculator", expression="17 * 23"), answer("17 * 23")], "calculator"),
+    ],
+)
+def test_an_answer_that_repeats_the_model_s_own_input_is_sent_back_once(
+    protocol: str, driver: str, moves: list[Move], echo: str
+) -> None:
+    question = "What colour is a clear daytime sky?"
+    result, script = run(protocol, driver, [*moves, moves[-1]], question=question)
+    assert [t.note for t in result.steps] == [None, "copied", None]
+    note = result.steps[1].observation
+    assert note.startswith(f'"{moves[-1].args[0]}" is what you sent to {echo}')
+    assert question in note and question in sent(script, 2)
+    assert result.stop_reason == "final_answer"
+
+
+def test_an_answer_that_is_also_a_result_is_no_echo() -> None:
+    moves = [call("lookup_fact", query="capital of Australia"), answer("Canberra")]
+    result, _ = run("text", "sync", moves, question="What is the capital of Australia?")
+    assert [t.note for t in result.steps] == [None, None] and result.answer == "Canberra"
+
+
+@both
+@drivers
+def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
+    protocol: str, driver: str
+) -> None:
+    """The calculator could not run on two names; the model looked up one and answered with
+    it. It is told what is still to find; the next answer, after both, is told to calculate."""
+    moves = [
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="height of Mount Everest"),
+        answer("8849 m"),
+        call("lookup_fact", query="height of Mount Fuji"),
+        answer("8849 m"),
+    ]
+    question = "How much higher is Mount Everest than Mount Fuji?"
+    result, _ = run(protocol, driver, moves, question=question)
+    assert [t.note for t in result.steps] == [None, None, "unfinished", None, None]
+    note = result.steps[2].observation
+    assert 'calculator could not run in step 1: it needed "Mount Everest", "Mount Fuji"' in note
+    assert 'Still to find: "Mount Fuji".' in note and "8849 m (height of Mount Everest" in note
+    assert question in note
+    assert result.answer == "8849 m"  # sent back once only: the second answer is the model's
+
+
+@both
+def test_a_calculation_after_the_lookups_finishes_what_was_needed(protocol: str) -> None:
+    moves = [
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="height of Mount Everest"),
+        call("lookup_fact", query="height of Mount Fuji"),
+        call("calculator", expression="8849 - 3776"),
+        answer("5073"),
+    ]
+    result, _ = run(protocol, "sync", moves, question="How much higher is Everest than Fuji?")
+    assert all(t.note is None for t in result.steps) and result.answer == "5073"
+
+
+def test_when_all_that_was_needed_is_found_the_model_is_told_to_call_the_tool_again() -> None:
+    moves = [
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="height of Mount Everest"),
+        call("lookup_fact", query="height of Mount Fuji"),
+        answer("8849"),
+        call("calculator", expression="8849 - 3776"),
+        answer("5073"),
+    ]
+    result, _ = run("text", "sync", moves, question="How much higher is Everest than Fuji?")
+    assert result.steps[3].note == "unfinished"
+    assert "Now call calculator again with what you found" in result.steps[3].observation
+    assert result.answer == "5073"
+
+
+def test_chinese_names_the_calculator_cannot_read_are_needs_too() -> None:
+    moves = [
+        call("calculator", expression="北京 + 上海"),
+        call("lookup_fact", query="北京人口"),
+        answer("21893095"),
+        answer("21893095"),
+    ]
+    result, _ = run("text", "sync", moves, question="北京和上海的人口加起来是多少？", lang="zh")
+    assert result.steps[0].result.needs == ("北京", "上海")
+    assert result.steps[2].note == "unfinished"
+    assert '还需要找到："上海"。' in result.steps[2].observation

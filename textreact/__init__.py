@@ -19,6 +19,7 @@ from textreact.errors import (
     TextReactError,
     ToolArgumentError,
     ToolError,
+    WrongToolError,
 )
 from textreact.grammar import render_step
 from textreact.parser import parse
@@ -111,6 +112,7 @@ __all__ = [
     "ToolResult",
     "Turn",
     "Usage",
+    "WrongToolError",
     "builtin_tools",
     "parse",
     "render_step",

@@ -7,7 +7,8 @@ the example's "capital of France" while asked about Mount Everest, calculates th
 words: it equals a value the opening showed as an example, and half its words or more appear
 neither in the question nor in any result the run has seen. So "12 * 34" is no copy when the
 question is "What is 12 times 34?", nor "408" once the calculator has returned it, nor "Paris"
-when the question is the example's own. The loop sends a copy back once, with the question,
+when the question is the example's own. An answer that only repeats the input of one of the
+run's own calls is sent back the same way. The loop sends a copy back once, with the question,
 instead of running or accepting it; the same step a second time is the model's choice."""
 
 from __future__ import annotations
@@ -78,6 +79,19 @@ def examples(
                     answers.add(_fold(step.answer))
                 new_exchange = True
     return Examples(frozenset(inputs), frozenset(answers))
+
+
+def echoed(answer: str, calls: Sequence[tuple[str, Any]]) -> str | None:
+    """The tool whose input the answer only repeats, or None: a lost model answers with what it
+    sent ("clear daytime sky", the query that found nothing; "17 * 23", not its result).
+    `calls` are (tool, arguments) of the run so far."""
+    words = _words(answer)
+    if not words:
+        return None
+    for tool, arguments in calls:
+        if any(_words(value) == words for value in _strings(arguments)):
+            return tool
+    return None
 
 
 def _same_subject(example_question: str, asked: set[str]) -> bool:

@@ -28,6 +28,18 @@ class ToolError(TextReactError):
     """A tool could not be defined or run."""
 
 
+class WrongToolError(ToolError, ValueError):
+    """Raised by a tool whose input belongs to another tool (names where the calculator needs
+    numbers): the message says what is needed, and the next request leaves the tool out, so a
+    grammar steers the model to another tool or to its answer instead of the same call again.
+    `needs` names what must be found before the tool can run ("Mount Everest", "Mount Fuji"):
+    an answer given before the tool has run again is sent back once, with what is missing."""
+
+    def __init__(self, message: str, needs: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.needs = needs
+
+
 class ToolArgumentError(ToolError, ValueError):
     """An Action Input does not fit the tool's schema; the message is written for the model."""
 

@@ -119,6 +119,9 @@ class _Run:
         #: A tool whose failed call the model just repeated: the next request leaves it out,
         #: so a grammar steers the model to another tool or to its answer.
         self.shunned: str | None = None
+        #: The last call that could not run until other things were found (WrongToolError
+        #: with needs), while its tool has not run since: an answer now is sent back once.
+        self.unfinished: Turn | None = None
         self.started = time.perf_counter()
 
     def run(self) -> Generator[Effect, Any, Result]:
@@ -217,10 +220,10 @@ class _Run:
         if turn.finish_reason == "length" and not _finished_action(step):
             return (yield from self.truncated(turn))
         if isinstance(step, FinalAnswer):
-            copy = self.copy(self.examples.copied_answer(step.answer, self.seen()))
-            if copy is not None:
-                text = observation.copied(copy, self.question, self.s.lang, answer=True)
-                yield from self.record(dataclasses.replace(turn, observation=text, note="copied"))
+            back = self.sent_back(step.answer)
+            if back is not None:
+                text, note = back
+                yield from self.record(dataclasses.replace(turn, observation=text, note=note))
                 return None
             self.answer = step.answer
             yield from self.record(turn)
@@ -309,7 +312,13 @@ class _Run:
         limit = s.observation_limit
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
+        if result.error_kind == "wrong_tool":
+            self.shunned = prepared.tool.name
         turn = self.observed(turn, result)
+        if result.needs:
+            self.unfinished = turn
+        elif self.unfinished and not result.is_error and result.tool == self.unfinished.result.tool:
+            self.unfinished = None
         self.done[prepared.key] = turn
         return turn
 
@@ -318,6 +327,31 @@ class _Run:
         engine's own notes are not: a format error's hint shows a tool's example input)."""
         results = (t.observation or "" for t in self.turns if t.result and t.note != "copied")
         return "\n".join([self.question, *results])
+
+    def sent_back(self, answer: str) -> tuple[str, str] | None:
+        """The note that sends an answer back, once: it copies an example's answer, only
+        repeats what the model sent to one of its tools, or comes before a call that needed
+        other things found first has run (two heights looked up, their difference never
+        calculated; or only one of them looked up)."""
+        s = self.s
+        copy = self.copy(self.examples.copied_answer(answer, self.seen()))
+        if copy is not None:
+            return observation.copied(copy, self.question, s.lang, answer=True), "copied"
+        calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
+        tool = copied.echoed(answer, calls)
+        if tool is not None and self.copy(answer) is not None:
+            return observation.echoed(answer, tool, self.question, s.lang), "copied"
+        failed, self.unfinished = self.unfinished, None
+        if failed is not None and failed.result is not None:
+            later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
+            seen = "\n".join(f"{t.observation} {t.result.arguments}" for t in later).casefold()
+            missing = [n for n in failed.result.needs if n.casefold() not in seen]
+            found = [t.observation or "" for t in later]
+            text = observation.unfinished(
+                failed.result, failed.index, missing, found, self.question, s.lang
+            )
+            return text, "unfinished"
+        return None
 
     def copy(self, value: str | None) -> str | None:
         """`value` when it is a copy not sent back before (and now counted as sent back)."""

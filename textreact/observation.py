@@ -300,10 +300,9 @@ def observe(
     if result.is_error:
         kind = result.error_kind
         hint = ""
-        if kind == "exception" and others:
-            hint = templates.note("hint_exception", lang, tools=_named(others))
-        elif kind == "exception":
-            hint = templates.note("hint_exception_alone", lang)
+        if kind in ("exception", "wrong_tool"):
+            name = f"hint_{kind}" if others else f"hint_{kind}_alone"
+            hint = templates.note(name, lang, tools=_named(others))
         elif kind in _HINTED_ERRORS:
             hint = templates.note(f"hint_{kind}", lang)
         error = format_value(result.error)  # "" for None; a str subclass read safely
@@ -340,10 +339,9 @@ def repeated_call(
         return templates.note("repeated_failure", lang, tool=tool, step=str(step), earlier=earlier)
     if not question:
         return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
-    lines = [f"- {truncate(' '.join(text.split()), 200)}" for text in found]
     return templates.note(
         "repeated_call_found" if others else "repeated_call_found_alone", lang, tool=tool,
-        step=str(step), found="\n".join(lines or [f"- {earlier}"]), question=truncate(question),
+        step=str(step), found=_found(found or [earlier]), question=truncate(question),
         tools=_named(others),
     )  # fmt: skip
 
@@ -360,6 +358,48 @@ def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:
     name = "copied_answer" if answer else "copied_input"
     shown = truncate(" ".join(value.split()), 100)
     return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
+
+
+def echoed(answer: str, tool: str, question: str, lang: str = "en") -> str:
+    """Shown instead of accepting an answer that only repeats what the model sent to `tool`:
+    the question is restated, and the model is told to answer it, not its own call."""
+    shown = truncate(" ".join(answer.split()), 100)
+    return templates.note(
+        "echoed_answer", lang, value=shown, tool=tool, question=truncate(question, DEFAULT_LIMIT)
+    )
+
+
+def unfinished(
+    failed: ToolResult,
+    step: int,
+    missing: Sequence[str],
+    found: Sequence[str],
+    question: str,
+    lang: str = "en",
+) -> str:
+    """Shown instead of accepting an answer given before a call that needed other things found
+    first (`failed`, in `step`) has run: what is still `missing`, what was `found` since, and
+    the question. A small model answers with the first of two lookups."""
+    named = ", ".join(f'"{n}"' for n in failed.needs)
+    todo = (
+        templates.note(
+            "unfinished_missing",
+            lang,
+            tool=failed.tool,
+            missing=", ".join(f'"{n}"' for n in missing),
+        )
+        if missing
+        else templates.note("unfinished_found", lang, tool=failed.tool)
+    )
+    return templates.note(
+        "unfinished", lang, tool=failed.tool, step=str(step), needs=named,
+        found=_found(found) or "-", question=truncate(question, DEFAULT_LIMIT), todo=todo,
+    )  # fmt: skip
+
+
+def _found(results: Sequence[str]) -> str:
+    """Results so far as a list, a line each."""
+    return "\n".join(f"- {truncate(' '.join(text.split()), 200)}" for text in results)
 
 
 def format_error(

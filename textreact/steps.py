@@ -135,14 +135,16 @@ class ToolResult:
     arguments: dict[str, Any] | str
     value: Any = None
     error: str | None = None
-    #: "unknown_tool" | "arguments" | "timeout" | "exception" | "vetoed" | "copied" (an
-    #: example's value, not run) when `error` is set.
+    #: "unknown_tool" | "arguments" | "timeout" | "exception" | "wrong_tool" (the input is
+    #: for another tool) | "vetoed" | "copied" (an example's value, not run) when `error` is set.
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
     seconds: float = 0.0
     #: The value as text, formatted inside the tool's time bound (a hostile `__str__` is the
     #: tool's fault and counts against its timeout); None when there is no value.
     text: str | None = None
+    #: What a "wrong_tool" call needs found before the tool can run (WrongToolError.needs).
+    needs: tuple[str, ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -165,7 +167,9 @@ class Turn:
     usage: Usage = field(default_factory=Usage)
     model_seconds: float = 0.0
     #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
-    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example).
+    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example, or an
+    #: answer that repeats the model's own input), "unfinished" (an answer given before a
+    #: call that needed other things found first has run).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request).
     preface: str | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from textreact import templates
-from textreact.errors import ConfigError, ToolArgumentError
+from textreact.errors import ConfigError, ToolArgumentError, WrongToolError
 from textreact.steps import ToolResult
 from textreact.tools.tool import Tool
 
@@ -26,6 +26,8 @@ _SEPARATORS: Final = re.compile(r"[\s_.-]+")
 _MESSAGE_LIMIT: Final = 10_000
 #: A name longer than this is no tool's name: no suggestion is searched for it.
 _LONGEST_NAME: Final = 100
+#: Needs of a WrongToolError kept, at most.
+_NEEDS: Final = 5
 #: The least time left for formatting an async tool's value once the tool itself returned.
 _LEAST_FORMAT_SECONDS: Final = 0.05
 
@@ -40,9 +42,10 @@ class ToolBox:
     """The tools of one agent, looked up by name and called safely.
 
     `prepare` and `execute` never raise for a mistake of the model or a failure of the tool:
-    they return a ToolResult whose `error_kind` is "unknown_tool", "arguments", "timeout" or
-    "exception". Only BaseExceptions that are not Exceptions (KeyboardInterrupt, SystemExit)
-    propagate, so Ctrl-C still stops a run, even while it waits for a tool.
+    they return a ToolResult whose `error_kind` is "unknown_tool", "arguments", "timeout",
+    "wrong_tool" (the tool raised WrongToolError) or "exception". Only BaseExceptions that
+    are not Exceptions (KeyboardInterrupt, SystemExit) propagate, so Ctrl-C still stops a
+    run, even while it waits for a tool.
 
     Timeouts: a tool with a timeout runs in a daemon worker thread, and so does the formatting
     of its value (a result whose `__str__` hangs is the tool's fault). When the timeout passes
@@ -184,9 +187,11 @@ class Prepared:
             )
         else:
             error = templates.note("tool_failed", self.lang, tool=tool.name, error=_describe(value))
+        wrong = isinstance(value, WrongToolError)
         return ToolResult(
-            tool.name, self.arguments, error=error, error_kind=outcome,
+            tool.name, self.arguments, error=error, error_kind="wrong_tool" if wrong else outcome,
             repairs=self.repairs, seconds=seconds,
+            needs=tuple(str(n) for n in value.needs[:_NEEDS]) if wrong else (),
         )  # fmt: skip
 
 

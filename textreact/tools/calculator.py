@@ -28,7 +28,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Final
 
-from textreact.errors import CalculatorError
+from textreact.errors import CalculatorError, WrongToolError
 
 MAX_LENGTH: Final = 200
 MAX_NODES: Final = 50
@@ -62,7 +62,7 @@ _EXPONENT_SIGN: Final = re.compile(r"[\d.][eE][-+]")
 _DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?")
 #: Words where numbers belong ("Mount Everest - Mount Fuji", "366 days * 24"), a run of them
 #: being one name; a letter right after a digit is part of a literal (`2e3`, `0x1F`).
-_WORDS: Final = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:[ ]+[A-Za-z_]\w*)*")
+_WORDS: Final = re.compile(r"(?<![\w.])[^\W\d]\w*(?:[ ]+[^\W\d]\w*)*")
 
 #: Exact values: ints while whole (fast), Fractions otherwise.
 Rational = int | Fraction
@@ -218,18 +218,32 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     return _check(exact)
 
 
-def _words_refused(text: str) -> str:
+class _NamesError(CalculatorError, WrongToolError):
+    """Names of quantities, not numbers: another tool has to find the numbers first."""
+
+
+def _words_refused(text: str) -> CalculatorError:
     """Why words were refused, and what to send instead: a small model writes the names of the
     quantities ("Burj Khalifa / Eiffel Tower") before it has looked their numbers up, or keeps
-    the units ("8849 m - 3776 m")."""
-    names = ", ".join(f'"{name}"' for name in dict.fromkeys(_WORDS.findall(text)))
+    the units ("8849 m - 3776 m"), or sends a question that is no arithmetic at all ("hot")."""
+    found = tuple(dict.fromkeys(_WORDS.findall(text)))
+    names = ", ".join(f'"{name}"' for name in found)
     message = f"the expression has words in it ({names}); the calculator reads numbers only"
     bare = " ".join(_WORDS.sub(" ", text).split())
+    if not bare.strip("()'\"?.,! "):  # names only, no number or operator: no arithmetic
+        return _NamesError(f"{message}, and there are none: it does arithmetic, nothing else.")
     try:
+        if not bare.isascii():  # a letter no name took ("1é"): evaluate would come back here
+            raise CalculatorError(bare)
         evaluate(bare)
     except CalculatorError:
-        return f"{message}. Find the number for each of them first, then write the numbers."
-    return f"{message}. Without the words it is {bare}: send that if it is what you mean."
+        return _NamesError(
+            f"{message}. Find the number for each of them first, then write the numbers.",
+            needs=found,
+        )
+    return CalculatorError(
+        f"{message}. Without the words it is {bare}: send that if it is what you mean."
+    )
 
 
 def _structure(tree: ast.Expression, text: str) -> None:
@@ -257,7 +271,7 @@ def _structure(tree: ast.Expression, text: str) -> None:
     if deepest > MAX_DEPTH:
         raise CalculatorError(_TOO_DEEP)
     if isinstance(refused, ast.Name):
-        raise CalculatorError(_words_refused(text))
+        raise _words_refused(text)
     if refused is not None:
         name = _NAMES.get(type(refused), type(refused).__name__)
         raise CalculatorError(f"{name} not allowed: use numbers, + - * / ** (or ^) and parentheses")
@@ -306,6 +320,8 @@ def evaluate(expression: str) -> int | float:
     if not text.isprintable() or not text.isascii() or "#" in text:
         # `#` would start a comment that ast drops silently: `5 # 3` is not 5
         bad = next(c for c in text if not (c.isprintable() and c.isascii()) or c == "#")
+        if bad.isalpha():  # a name in another script ("北京 + 上海")
+            raise _words_refused(text)
         raise CalculatorError(f"the character {bad!r} is not allowed")
     if len(_OPERATOR.findall(text)) - len(_EXPONENT_SIGN.findall(text)) > MAX_NODES:
         # each operator is an AST node: refuse before the parser builds hundreds of them
@@ -316,7 +332,7 @@ def evaluate(expression: str) -> int | float:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError) as error:
         if _WORDS.search(text):
-            raise CalculatorError(_words_refused(text)) from None
+            raise _words_refused(text) from None
         reason = getattr(error, "msg", None) or type(error).__name__
         raise CalculatorError(f"not a valid arithmetic expression ({reason}): {text!r}") from None
     _structure(tree, text)

@@ -9,8 +9,9 @@ one fact ("Mount Everest") answers that fact, and so does one that matches once 
 closes with are dropped ("speed of light in metres per second"): the answer names what it is
 and its unit, so the model can tell, and a small model that leaves out the noun ("height") is
 not sent round again for nothing. A query that names several facts whole ("combined population
-of Taipei and New York City") is told to look them up one at a time, with a known query for
-each; a calculation ("17 * 23") is told to be calculated. A miss returns `unknown: ...` with
+of Taipei and New York City") answers each of them, one per line: a small model asks for
+everything a question needs in one lookup, and sent round to ask for each one it answers with
+the first; a calculation ("17 * 23") raises WrongToolError. A miss returns `unknown: ...` with
 the closest known queries, so the model can ask again with one of them. Closeness is judged on
 the words that say which fact ("Zyxtopia"), not what kind ("population"), so a query close to
 nothing suggests nothing, and the model is told to answer with what it knows."""
@@ -24,6 +25,8 @@ import re
 import unicodedata
 from importlib import resources
 from typing import Final
+
+from textreact.errors import WrongToolError
 
 #: Words that carry no meaning for the lookup (dropped), and spellings mapped to one word.
 _STOPWORDS: Final = frozenset({
@@ -55,7 +58,7 @@ _TOKEN: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
 _SUGGESTIONS: Final = 3
 #: A query that is a calculation ("17 * 23"): numbers and operators only.
 _ARITHMETIC: Final = re.compile(
-    r"\s*[-+(]*\s*\d[\d.,]*(?:\s*(?:[-+*/^×÷x%]|\*\*)\s*[-+(]*\s*\d[\d.,]*\)*)+\s*[=?]?\s*"
+    r"\s*[-+(]*\s*\d[\d.,]*(?:\s*(?:%\s*of|[-+*/^×÷x%]|\*\*)\s*[-+(]*\s*\d[\d.,]*\)*)+\s*[=?]?\s*"
 )
 #: Facts named by one query that asks for several, at most.
 _PARTS: Final = 5
@@ -155,7 +158,8 @@ def lookup_fact(query: str) -> str:
     A hit returns the value first, then what it is and when, e.g.
     "2602000 (population of Taipei, 2020)" or "299792458 m/s (speed of light in vacuum, exact)";
     the leading number parses with a plain `float(answer.split()[0])`.
-    A query whose words are part of the queries of one fact only answers that fact.
+    A query whose words are part of the queries of one fact only answers that fact; one that
+    names several facts answers each, a line each. A calculation raises WrongToolError.
     A miss returns "unknown: ..." naming the closest known queries (one per fact); so does a
     query longer than MAX_QUERY characters, without suggestions.
     """
@@ -166,7 +170,7 @@ def lookup_fact(query: str) -> str:
         )
     if _ARITHMETIC.fullmatch(query):
         shown = " ".join(query.split())
-        return f'unknown: "{shown}" is arithmetic, not a fact to look up: calculate it instead.'
+        raise WrongToolError(f'"{shown}" is arithmetic, not a fact to look up: calculate it.')
     answers, queries, kinds = _table()
     key = _key(_words(query))
     for words in dict.fromkeys((key, _key(_without_units(_words(query))))):
@@ -180,11 +184,8 @@ def lookup_fact(query: str) -> str:
     shown = " ".join(query.split())[:80]
     parts = _parts(query, key, queries, answers, kinds)
     if len(parts) > 1:
-        listed = ", then ".join(f'"{text}"' for text in parts)
-        return (
-            f'unknown: "{shown}" asks for {len(parts)} facts at once. Look them up one at a'
-            f" time: {listed}."
-        )
+        found = "\n".join(f"- {lookup_fact(text)}" for text in parts)
+        return f'"{shown}" names {len(parts)} facts; each one:\n{found}'
     closeness = {other: _closeness(key, other, kinds) for _, other in queries}
     ranked = sorted(queries, key=lambda item: closeness[item[1]], reverse=True)
     suggestions: list[str] = []
@@ -197,8 +198,9 @@ def lookup_fact(query: str) -> str:
             suggestions.append(f'"{text}"')
     if not suggestions:
         return (
-            f'unknown: no fact matches "{shown}", and no known fact is close to it. Answer with'
-            " what you know, or say that it is not known."
+            f'unknown: "{shown}" is not in the table, and nothing close to it is. If the'
+            " question needs no lookup (common knowledge, a word, a translation), answer it"
+            " from what you know; if it does, say that it is not known."
         )
     return (
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
