@@ -765,22 +765,26 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     protocol: str, driver: str
 ) -> None:
     """The calculator could not run on two names; the model looked up one and answered with
-    it. It is told what is still to find; the next answer, after both, is told to calculate."""
+    it. It is told what is still to find; the next answer, after both, is told to calculate;
+    the same answer once more is the model's choice."""
     moves = [
         call("calculator", expression="Mount Everest - Mount Fuji"),
         call("lookup_fact", query="height of Mount Everest"),
         answer("8849 m"),
         call("lookup_fact", query="height of Mount Fuji"),
         answer("8849 m"),
+        answer("8849 m"),
     ]
     question = "How much higher is Mount Everest than Mount Fuji?"
     result, _ = run(protocol, driver, moves, question=question)
-    assert [t.note for t in result.steps] == [None, None, "unfinished", None, None]
+    notes = [t.note for t in result.steps]
+    assert notes == [None, None, "unfinished", None, "unfinished", None]
     note = result.steps[2].observation
     assert 'calculator could not run in step 1: it needed "Mount Everest", "Mount Fuji"' in note
     assert 'Still to find: "Mount Fuji".' in note and "8849 m (height of Mount Everest" in note
     assert question in note
-    assert result.answer == "8849 m"  # sent back once only: the second answer is the model's
+    assert "Now call calculator again" in result.steps[4].observation
+    assert result.answer == "8849 m"  # told once for each thing found: then it is the model's
 
 
 @both

@@ -341,20 +341,22 @@ class _Run:
         tool = copied.echoed(answer, calls)
         if tool is not None and self.copy(answer) is not None:
             return observation.echoed(answer, tool, self.question, s.lang), "copied"
-        failed, self.unfinished = self.unfinished, None
-        if failed is not None and failed.result is not None:
-            later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
-            seen = "\n".join(f"{t.observation} {t.result.arguments}" for t in later).casefold()
-            missing = [n for n in failed.result.needs if n.casefold() not in seen]
-            found = [t.observation or "" for t in later]
-            text = observation.unfinished(
-                failed.result, failed.index, missing, found, self.question, s.lang
-            )
-            return text, "unfinished"
-        return None
+        failed = self.unfinished
+        if failed is None or failed.result is None:
+            return None
+        later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
+        seen = "\n".join(f"{t.observation} {t.result.arguments}" for t in later).casefold()
+        missing = [n for n in failed.result.needs if n.casefold() not in seen]
+        if self.copy(f"unfinished {failed.index}: {missing}") is None:
+            return None  # told this already: once for each thing found, at most
+        found = [t.observation or "" for t in later]
+        text = observation.unfinished(
+            failed.result, failed.index, missing, found, self.question, s.lang
+        )
+        return text, "unfinished"
 
     def copy(self, value: str | None) -> str | None:
-        """`value` when it is a copy not sent back before (and now counted as sent back)."""
+        """`value` when it was not sent back before (and now counted as sent back)."""
         if value is None or value in self.copies:
             return None
         self.copies.add(value)
