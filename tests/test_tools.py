@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field
 
-from textreact.errors import ConfigError, ToolArgumentError
+from textreact.errors import ConfigError, ToolArgumentError, WrongToolError
 from textreact.parser import parse
 from textreact.tools import Tool, ToolBox, builtin_tools, tool
 
@@ -375,6 +375,39 @@ def test_tool_exception_becomes_a_result() -> None:
     result = ToolBox(builtin_tools()).call("calculator", "1/0")
     assert result.error_kind == "exception"
     assert result.error == "calculator failed: CalculatorError: division by zero"
+
+
+def test_names_for_the_calculator_are_a_call_for_another_tool_with_needs() -> None:
+    result = ToolBox(builtin_tools()).call("calculator", "Mount Everest - Mount Fuji")
+    assert result.error_kind == "wrong_tool"
+    assert result.needs == ("Mount Everest", "Mount Fuji")
+    assert result.error.startswith("calculator failed: NeedsNumbersError: the expression has")
+
+
+class _Hostile(str):
+    def __str__(self) -> str:
+        raise RuntimeError("never called")
+
+
+@pytest.mark.parametrize(
+    ("needs", "kept"),
+    [
+        (("a", "b"), ("a", "b")),
+        (["a", 1, None, "b"], ("a", "b")),  # only strings
+        ("ab", ()),  # a string is no list of needs
+        ((n for n in "ab"), ()),  # nor a generator
+        (tuple(str(i) for i in range(50)), tuple(str(i) for i in range(5))),  # the first few
+        (("x" * 10_000,), ("x" * 100,)),  # each cut short
+        ((" ", ""), ()),  # blanks name nothing
+        ((_Hostile("city"),), ("city",)),  # a str subclass is read, never called
+    ],
+)
+def test_what_a_wrong_tool_error_needs_is_kept_safely(needs, kept) -> None:
+    def pick() -> str:
+        raise WrongToolError("not for me", needs=needs)
+
+    result = ToolBox([_tool("pick", pick)]).call("pick", "{}")
+    assert result.error_kind == "wrong_tool" and result.needs == kept
 
 
 def test_hung_tool_times_out_and_the_run_goes_on() -> None:

@@ -26,8 +26,9 @@ _SEPARATORS: Final = re.compile(r"[\s_.-]+")
 _MESSAGE_LIMIT: Final = 10_000
 #: A name longer than this is no tool's name: no suggestion is searched for it.
 _LONGEST_NAME: Final = 100
-#: Needs of a WrongToolError kept, at most.
+#: Needs of a WrongToolError kept, at most, and the characters kept of each.
 _NEEDS: Final = 5
+_NEED_LENGTH: Final = 100
 #: The least time left for formatting an async tool's value once the tool itself returned.
 _LEAST_FORMAT_SECONDS: Final = 0.05
 
@@ -190,8 +191,7 @@ class Prepared:
         wrong = isinstance(value, WrongToolError)
         return ToolResult(
             tool.name, self.arguments, error=error, error_kind="wrong_tool" if wrong else outcome,
-            repairs=self.repairs, seconds=seconds,
-            needs=tuple(str(n) for n in value.needs[:_NEEDS]) if wrong else (),
+            repairs=self.repairs, seconds=seconds, needs=_needs(value) if wrong else (),
         )  # fmt: skip
 
 
@@ -247,6 +247,16 @@ def _show(value: Any, present: Callable[[Any], str]) -> tuple[Any, ...]:
         return "ok", value, present(value)
     except Exception as error:
         return "exception", error
+
+
+def _needs(error: WrongToolError) -> tuple[str, ...]:
+    """The first few needs a tool named, as short exact strs; anything but a tuple or list of
+    strings is no needs (a tool's exception must not break the loop)."""
+    needs = getattr(error, "needs", ())
+    if type(needs) not in (tuple, list):
+        return ()
+    named = (str.__str__(n)[:_NEED_LENGTH] for n in needs[:_NEEDS] if isinstance(n, str))
+    return tuple(n for n in named if n.strip())
 
 
 def _describe(error: BaseException) -> str:

@@ -218,8 +218,9 @@ def _literal(node: ast.Constant, text: str) -> Rational:
     return _check(exact)
 
 
-class _NamesError(CalculatorError, WrongToolError):
-    """Names of quantities, not numbers: another tool has to find the numbers first."""
+class NeedsNumbersError(CalculatorError, WrongToolError):
+    """Names of quantities, not numbers: another tool has to find the numbers first (the
+    observation shows this name, so it says what went wrong)."""
 
 
 def _words_refused(text: str) -> CalculatorError:
@@ -231,13 +232,15 @@ def _words_refused(text: str) -> CalculatorError:
     message = f"the expression has words in it ({names}); the calculator reads numbers only"
     bare = " ".join(_WORDS.sub(" ", text).split())
     if not bare.strip("()'\"?.,! "):  # names only, no number or operator: no arithmetic
-        return _NamesError(f"{message}, and there are none: it does arithmetic, nothing else.")
+        return NeedsNumbersError(
+            f"{message}, and there are none: it does arithmetic, nothing else."
+        )
     try:
         if not bare.isascii():  # a letter no name took ("1é"): evaluate would come back here
             raise CalculatorError(bare)
         evaluate(bare)
     except CalculatorError:
-        return _NamesError(
+        return NeedsNumbersError(
             f"{message}. Find the number for each of them first, then write the numbers.",
             needs=found,
         )
