@@ -379,22 +379,22 @@ def unfinished(
 ) -> str:
     """Shown instead of accepting an answer given before a call that needed other things found
     first (`failed`, in `step`) has run: what is still `missing`, what was `found` since, and
-    the question. A small model answers with the first of two lookups."""
-    named = ", ".join(f'"{n}"' for n in failed.needs)
+    the question. A small model answers with the first of two lookups. The needs come from
+    the tool, so they are shown like its output: on one line, defused."""
     todo = (
-        templates.note(
-            "unfinished_missing",
-            lang,
-            tool=failed.tool,
-            missing=", ".join(f'"{n}"' for n in missing),
-        )
+        templates.note("unfinished_missing", lang, tool=failed.tool, missing=_quoted(missing))
         if missing
         else templates.note("unfinished_found", lang, tool=failed.tool)
     )
     return templates.note(
-        "unfinished", lang, tool=failed.tool, step=str(step), needs=named,
+        "unfinished", lang, tool=failed.tool, step=str(step), needs=_quoted(failed.needs),
         found=_found(found) or "-", question=truncate(question, DEFAULT_LIMIT), todo=todo,
     )  # fmt: skip
+
+
+def _quoted(names: Sequence[str]) -> str:
+    """Names a tool gave, each quoted on one line and defused."""
+    return ", ".join(f'"{_defuse(" ".join(name.split()))}"' for name in names)
 
 
 def _found(results: Sequence[str]) -> str:
