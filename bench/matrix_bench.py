@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--models", default="smollm2,qwen")
     parser.add_argument("--limit", type=int, default=None, help="tasks of the suite; 0: none")
     parser.add_argument("--tags", default="", help="only suite tasks with one of these tags")
-    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--max-steps", type=int, default=8, help="as the Agent's default")
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--bfcl", type=int, default=20, help="entries of each BFCL file; 0: none")
     parser.add_argument("--spread", action="store_true", help="BFCL entries evenly spaced")

@@ -773,18 +773,42 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
         answer("8849 m"),
         call("lookup_fact", query="height of Mount Fuji"),
         answer("8849 m"),
-        answer("8849 m"),
+        call("calculator", expression="8849 - 3776"),
+        answer("5073"),
     ]
     question = "How much higher is Mount Everest than Mount Fuji?"
-    result, _ = run(protocol, driver, moves, question=question)
+    result, script = run(protocol, driver, moves, question=question)
     notes = [t.note for t in result.steps]
-    assert notes == [None, None, "unfinished", None, "unfinished", None]
+    assert notes == [None, None, "unfinished", None, "unfinished", None, None]
     note = result.steps[2].observation
     assert 'calculator could not run in step 1: it needed "Mount Everest", "Mount Fuji"' in note
     assert 'Still to find: "Mount Fuji".' in note and "8849 m (height of Mount Everest" in note
     assert question in note
     assert "Now call calculator again" in result.steps[4].observation
-    assert result.answer == "8849 m"  # told once for each thing found: then it is the model's
+    # all of it found: the next request requires the calculator, that one only
+    if protocol == "native":
+        chosen = [o.get("tool_choice") for o in script.options]
+        assert chosen == [None, None, None, None, None, "calculator", None]
+    else:
+        assert [o["grammar"].count('"calculator"') > 0 for o in script.options[5:]] == [True] * 2
+        assert '"lookup_fact"' not in script.options[5]["grammar"]
+        assert '"lookup_fact"' in script.options[6]["grammar"]
+    assert result.answer == "5073"
+
+
+def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
+    """Told once for each thing found; then the answer is the model's, whatever it is."""
+    moves = [
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="height of Mount Everest"),
+        call("lookup_fact", query="height of Mount Fuji"),
+        answer("8849 m"),
+        call("lookup_fact", query="capital of Japan"),
+        answer("8849 m"),
+    ]
+    result, _ = run("text", "sync", moves, question="How much higher is Everest than Fuji?")
+    assert [t.note for t in result.steps] == [None, None, None, "unfinished", None, None]
+    assert result.answer == "8849 m"
 
 
 @both

@@ -122,6 +122,9 @@ class _Run:
         #: The last call that could not run until other things were found (WrongToolError
         #: with needs), while its tool has not run since: an answer now is sent back once.
         self.unfinished: Turn | None = None
+        #: The tool the next request requires, once: the one that needed things found first,
+        #: now that all of them are (a small model told to call it looks them up again).
+        self.steered: str | None = None
         self.started = time.perf_counter()
 
     def run(self) -> Generator[Effect, Any, Result]:
@@ -154,9 +157,12 @@ class _Run:
         )  # fmt: skip
 
     def choice(self) -> str:
-        """This turn's tool choice: a required call is required until one has succeeded; once
-        the model is looping, a free choice becomes "none"."""
+        """This turn's tool choice: a required call is required until one has succeeded; a
+        free choice is the tool the model was steered back to, if any; once the model is
+        looping, a free choice becomes "none"."""
         wanted = self.s.tool_choice
+        if wanted == "auto" and self.steered is not None:
+            return self.steered
         if wanted not in ("auto", "none"):
             done = {
                 t.result.tool for t in self.turns if t.result is not None and not t.result.is_error
@@ -200,7 +206,7 @@ class _Run:
         """One model call and what the engine does with it; the stop reason, if it ends."""
         choice = self.choice()
         request = self.request(tool_choice=choice)
-        self.shunned = None
+        self.shunned = self.steered = None
         asked = yield from self.ask(request)
         if asked is None:
             return "model_error"
@@ -353,6 +359,8 @@ class _Run:
         text = observation.unfinished(
             failed.result, failed.index, missing, found, self.question, s.lang
         )
+        if not missing and any(t.name == failed.result.tool for t in self.tools):
+            self.steered = failed.result.tool
         return text, "unfinished"
 
     def copy(self, value: str | None) -> str | None:
