@@ -834,8 +834,12 @@ def test_when_all_that_was_needed_is_found_the_model_is_told_to_call_the_tool_ag
         answer("5073"),
     ]
     result, _ = run("text", "sync", moves, question="How much higher is Everest than Fuji?")
+    note = result.steps[3].observation
     assert result.steps[3].note == "unfinished"
-    assert "Now call calculator again with what you found" in result.steps[3].observation
+    # each result beside the name it answers, so the model can write one for the other
+    assert '- "Mount Everest": 8849 m (height of Mount Everest' in note
+    assert '- "Mount Fuji": 3776 m (height of Mount Fuji' in note
+    assert "Now call calculator again, with what you found in place of each name." in note
     assert result.answer == "5073"
 
 

@@ -350,12 +350,14 @@ class _Run:
         failed = self.unfinished
         if failed is None or failed.result is None:
             return None
+        needs = failed.result.needs
         later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
-        seen = "\n".join(f"{t.observation} {t.result.arguments}" for t in later).casefold()
-        missing = [n for n in failed.result.needs if n.casefold() not in seen]
+        seen = [f"{t.observation} {t.result.arguments}".casefold() for t in later]
+        missing = [n for n in needs if not any(n.casefold() in text for text in seen)]
         if self.copy(f"unfinished {failed.index}: {missing}") is None:
             return None  # told this already: once for each thing found, at most
-        found = [t.observation or "" for t in later]
+        answers = [next((n for n in needs if n.casefold() in text), None) for text in seen]
+        found = [(need, t.observation or "") for need, t in zip(answers, later, strict=True)]
         text = observation.unfinished(
             failed.result, failed.index, missing, found, self.question, s.lang
         )

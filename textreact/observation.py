@@ -373,14 +373,16 @@ def unfinished(
     failed: ToolResult,
     step: int,
     missing: Sequence[str],
-    found: Sequence[str],
+    found: Sequence[tuple[str | None, str]],
     question: str,
     lang: str = "en",
 ) -> str:
     """Shown instead of accepting an answer given before a call that needed other things found
-    first (`failed`, in `step`) has run: what is still `missing`, what was `found` since, and
-    the question. A small model answers with the first of two lookups. The needs come from
-    the tool, so they are shown like its output: on one line, defused."""
+    first (`failed`, in `step`) has run: what is still `missing`, what was `found` since (each
+    result with the need it answers, so the model can put one in place of the other), and the
+    question. A small model answers with the first of two lookups, and, told to calculate,
+    writes the names again. The needs come from the tool, so they are shown like its output:
+    on one line, defused."""
     todo = (
         templates.note("unfinished_missing", lang, tool=failed.tool, missing=_quoted(missing))
         if missing
@@ -388,7 +390,9 @@ def unfinished(
     )
     return templates.note(
         "unfinished", lang, tool=failed.tool, step=str(step), needs=_quoted(failed.needs),
-        found=_found(found) or "-", question=truncate(question, DEFAULT_LIMIT), todo=todo,
+        found=_found([f"{_quoted([need])}: {text}" if need else text for need, text in found])
+        or "-",
+        question=truncate(question, DEFAULT_LIMIT), todo=todo,
     )  # fmt: skip
 
 
