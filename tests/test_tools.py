@@ -461,3 +461,30 @@ def test_a_lone_argument_under_another_name_is_renamed_for_a_one_parameter_tool(
     # Two arguments, or a tool of several parameters: nothing is guessed.
     with pytest.raises(ToolArgumentError, match='"expression": not a parameter'):
         lookup.parse_arguments({"expression": "x", "other": "y"})
+
+
+def test_needs_that_fake_their_type_or_hide_behind_a_property_are_no_needs() -> None:
+    class Fake:
+        @property
+        def __class__(self):  # isinstance(Fake(), str) would say True
+            return str
+
+    class Sly(WrongToolError):
+        @property
+        def needs(self):  # never run: only what the constructor stored is read
+            raise RuntimeError("boom")
+
+        @needs.setter
+        def needs(self, value) -> None:
+            pass
+
+    def fake() -> str:
+        raise WrongToolError("not for me", needs=(Fake(), "city"))
+
+    def sly() -> str:
+        raise Sly("not for me", needs=("city",))
+
+    box = ToolBox([_tool("fake", fake), _tool("sly", sly)])
+    assert box.call("fake", "{}").needs == ("city",)
+    result = box.call("sly", "{}")
+    assert result.error_kind == "wrong_tool" and result.needs == ()

@@ -100,8 +100,9 @@ class _Run:
         self.question = question
         self.opening = settings.protocol.opening(question, self.tools, settings.lang)
         self.examples = copied.examples(self.opening, self.tools, settings.protocol.read)
-        #: Copies of an example already sent back: a second time, the model means it.
-        self.copies: set[str] = set()
+        #: What the model was already sent back for (a copy, an echo, an answer given too
+        #: early, by what was still missing): the same a second time, the model means it.
+        self.told: set[str] = set()
         self.turns: list[Turn] = []
         self.requests = 0
         #: How many turns there were when the model was last asked.
@@ -282,7 +283,7 @@ class _Run:
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
-        copy = self.copy(self.examples.copied_input(prepared.arguments, self.seen()))
+        copy = self.first_time(self.examples.copied_input(prepared.arguments, self.seen()))
         if copy is not None:
             text = observation.copied(copy, self.question, s.lang, answer=False)
             result = ToolResult(
@@ -340,12 +341,12 @@ class _Run:
         other things found first has run (two heights looked up, their difference never
         calculated; or only one of them looked up)."""
         s = self.s
-        copy = self.copy(self.examples.copied_answer(answer, self.seen()))
+        copy = self.first_time(self.examples.copied_answer(answer, self.seen()))
         if copy is not None:
             return observation.copied(copy, self.question, s.lang, answer=True), "copied"
         calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
         tool = copied.echoed(answer, calls)
-        if tool is not None and self.copy(answer) is not None:
+        if tool is not None and self.first_time(answer) is not None:
             return observation.echoed(answer, tool, self.question, s.lang), "copied"
         failed = self.unfinished
         if failed is None or failed.result is None:
@@ -354,7 +355,7 @@ class _Run:
         later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
         seen = [f"{t.observation} {t.result.arguments}".casefold() for t in later]
         missing = [n for n in needs if not any(n.casefold() in text for text in seen)]
-        if self.copy(f"unfinished {failed.index}: {missing}") is None:
+        if self.first_time(f"unfinished {failed.index}: {missing}") is None:
             return None  # told this already: once for each thing found, at most
         answers = [next((n for n in needs if n.casefold() in text), None) for text in seen]
         found = [(need, t.observation or "") for need, t in zip(answers, later, strict=True)]
@@ -365,11 +366,11 @@ class _Run:
             self.steered = failed.result.tool
         return text, "unfinished"
 
-    def copy(self, value: str | None) -> str | None:
-        """`value` when it was not sent back before (and now counted as sent back)."""
-        if value is None or value in self.copies:
+    def first_time(self, value: str | None) -> str | None:
+        """`value` when the model was not sent back for it before (and now it has been)."""
+        if value is None or value in self.told:
             return None
-        self.copies.add(value)
+        self.told.add(value)
         return value
 
     def others(self, tool: str) -> list[str]:

@@ -252,10 +252,13 @@ def _show(value: Any, present: Callable[[Any], str]) -> tuple[Any, ...]:
 def _needs(error: WrongToolError) -> tuple[str, ...]:
     """The first few needs a tool named, as short exact strs; anything but a tuple or list of
     strings is no needs (a tool's exception must not break the loop)."""
-    needs = getattr(error, "needs", ())
+    try:
+        needs = vars(error).get("needs", ())  # a property of a subclass is never run
+    except TypeError:  # no __dict__
+        return ()
     if type(needs) not in (tuple, list):
         return ()
-    named = (str.__str__(n)[:_NEED_LENGTH] for n in needs[:_NEEDS] if isinstance(n, str))
+    named = (str.__str__(n)[:_NEED_LENGTH] for n in needs[:_NEEDS] if issubclass(type(n), str))
     return tuple(n for n in named if n.strip())
 
 
