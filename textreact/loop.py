@@ -336,10 +336,9 @@ class _Run:
         return "\n".join([self.question, *results])
 
     def sent_back(self, answer: str) -> tuple[str, str] | None:
-        """The note that sends an answer back, once: it copies an example's answer, only
-        repeats what the model sent to one of its tools, or comes before a call that needed
-        other things found first has run (two heights looked up, their difference never
-        calculated; or only one of them looked up)."""
+        """The note that sends an answer back, and the turn's note: it copies an example's
+        answer, only repeats what the model sent to one of its tools, or comes too early (two
+        heights looked up, their difference never calculated; or only one of them looked up)."""
         s = self.s
         copy = self.first_time(self.examples.copied_answer(answer, self.seen()))
         if copy is not None:
@@ -348,6 +347,13 @@ class _Run:
         tool = copied.echoed(answer, calls)
         if tool is not None and self.first_time(answer) is not None:
             return observation.echoed(answer, tool, self.question, s.lang), "copied"
+        text = self.too_early()
+        return None if text is None else (text, "unfinished")
+
+    def too_early(self) -> str | None:
+        """The note for an answer given while a call that needed other things found first has
+        not run again: once for each state of what is still missing. Once nothing is, the
+        next request requires that call's tool (`steered`)."""
         failed = self.unfinished
         if failed is None or failed.result is None:
             return None
@@ -359,12 +365,11 @@ class _Run:
             return None  # told this already: once for each thing found, at most
         answers = [next((n for n in needs if n.casefold() in text), None) for text in seen]
         found = [(need, t.observation or "") for need, t in zip(answers, later, strict=True)]
-        text = observation.unfinished(
-            failed.result, failed.index, missing, found, self.question, s.lang
-        )
-        if not missing and any(t.name == failed.result.tool for t in self.tools):
+        if not missing:
             self.steered = failed.result.tool
-        return text, "unfinished"
+        return observation.unfinished(
+            failed.result, failed.index, missing, found, self.question, self.s.lang
+        )
 
     def first_time(self, value: str | None) -> str | None:
         """`value` when the model was not sent back for it before (and now it has been)."""
