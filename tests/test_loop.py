@@ -796,17 +796,24 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     assert result.answer == "5073"
 
 
+#: The calculator refused two names; then both were looked up.
+NAMES_THEN_BOTH_LOOKED_UP = [
+    call("calculator", expression="Mount Everest - Mount Fuji"),
+    call("lookup_fact", query="height of Mount Everest"),
+    call("lookup_fact", query="height of Mount Fuji"),
+]
+EVEREST_FUJI = "How much higher is Everest than Fuji?"
+
+
 def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
     """Told once for each thing found; then the answer is the model's, whatever it is."""
     moves = [
-        call("calculator", expression="Mount Everest - Mount Fuji"),
-        call("lookup_fact", query="height of Mount Everest"),
-        call("lookup_fact", query="height of Mount Fuji"),
+        *NAMES_THEN_BOTH_LOOKED_UP,
         answer("8849 m"),
         call("lookup_fact", query="capital of Japan"),
         answer("8849 m"),
     ]
-    result, _ = run("text", "sync", moves, question="How much higher is Everest than Fuji?")
+    result, _ = run("text", "sync", moves, question=EVEREST_FUJI)
     assert [t.note for t in result.steps] == [None, None, None, "unfinished", None, None]
     assert result.answer == "8849 m"
 
@@ -814,26 +821,22 @@ def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
 @both
 def test_a_calculation_after_the_lookups_finishes_what_was_needed(protocol: str) -> None:
     moves = [
-        call("calculator", expression="Mount Everest - Mount Fuji"),
-        call("lookup_fact", query="height of Mount Everest"),
-        call("lookup_fact", query="height of Mount Fuji"),
+        *NAMES_THEN_BOTH_LOOKED_UP,
         call("calculator", expression="8849 - 3776"),
         answer("5073"),
     ]
-    result, _ = run(protocol, "sync", moves, question="How much higher is Everest than Fuji?")
+    result, _ = run(protocol, "sync", moves, question=EVEREST_FUJI)
     assert all(t.note is None for t in result.steps) and result.answer == "5073"
 
 
 def test_when_all_that_was_needed_is_found_the_model_is_told_to_call_the_tool_again() -> None:
     moves = [
-        call("calculator", expression="Mount Everest - Mount Fuji"),
-        call("lookup_fact", query="height of Mount Everest"),
-        call("lookup_fact", query="height of Mount Fuji"),
+        *NAMES_THEN_BOTH_LOOKED_UP,
         answer("8849"),
         call("calculator", expression="8849 - 3776"),
         answer("5073"),
     ]
-    result, _ = run("text", "sync", moves, question="How much higher is Everest than Fuji?")
+    result, _ = run("text", "sync", moves, question=EVEREST_FUJI)
     note = result.steps[3].observation
     assert result.steps[3].note == "unfinished"
     # each result beside the name it answers, so the model can write one for the other
