@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from textreact.errors import CalculatorError
+from textreact.errors import CalculatorError, WrongToolError
 from textreact.tools.calculator import evaluate
 
 
@@ -170,6 +170,9 @@ def test_refused(expression: str, message: str) -> None:
         ("height_a / height_b", '"height_a", "height_b"', "Find the number for each"),
         ("8849 m - 3776 m", '"m"', "Without the words it is 8849 - 3776:"),
         ("366 days * 24 hours", '"days", "hours"', "Without the words it is 366 * 24:"),
+        ("北京 + 上海", '"北京", "上海"', "Find the number for each"),
+        ("hello", '"hello"', "and there are none: it does arithmetic, nothing else."),
+        ("opposite of hot?", '"opposite of hot"', "and there are none"),
     ],
 )
 def test_words_for_numbers_are_named_with_what_to_send(
@@ -180,6 +183,30 @@ def test_words_for_numbers_are_named_with_what_to_send(
     with pytest.raises(CalculatorError) as refused:
         evaluate(expression)
     assert f"words in it ({names})" in str(refused.value) and advice in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "needs"),
+    [
+        ("Mount Everest - Mount Fuji", ("Mount Everest", "Mount Fuji")),
+        ("北京 + 上海", ("北京", "上海")),
+        ("hello", ()),  # no arithmetic at all: nothing to find first
+    ],
+)
+def test_names_are_a_call_for_another_tool_that_says_what_it_needs(
+    expression: str, needs: tuple[str, ...]
+) -> None:
+    """The loop leaves the calculator out of the next request and keeps what it needed."""
+    with pytest.raises(WrongToolError) as refused:
+        evaluate(expression)
+    assert isinstance(refused.value, CalculatorError) and refused.value.needs == needs
+
+
+@pytest.mark.parametrize("expression", ["8849 m - 3776 m", "1 +", "2 ** 1000", "1/0"])
+def test_what_the_calculator_itself_can_fix_is_no_call_for_another_tool(expression: str) -> None:
+    with pytest.raises(CalculatorError) as refused:
+        evaluate(expression)
+    assert not isinstance(refused.value, WrongToolError)
 
 
 def test_error_is_a_value_error() -> None:
