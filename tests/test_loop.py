@@ -765,34 +765,36 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     protocol: str, driver: str
 ) -> None:
     """The calculator could not run on two names; the model looked up one and answered with
-    it. It is told what is still to find; the next answer, after both, is told to calculate;
-    the same answer once more is the model's choice."""
+    it. It is told what is still to find; the lookup that finds the last one shows the call
+    with the numbers in place, in the model's own order, and the next request requires it."""
     moves = [
         call("calculator", expression="Mount Everest - Mount Fuji"),
         call("lookup_fact", query="height of Mount Everest"),
         answer("8849 m"),
         call("lookup_fact", query="height of Mount Fuji"),
-        answer("8849 m"),
         call("calculator", expression="8849 - 3776"),
         answer("5073"),
     ]
     question = "How much higher is Mount Everest than Mount Fuji?"
     result, script = run(protocol, driver, moves, question=question)
-    notes = [t.note for t in result.steps]
-    assert notes == [None, None, "unfinished", None, "unfinished", None, None]
+    assert [t.note for t in result.steps] == [None, None, "unfinished", None, None, None]
+    waiting = result.steps[1].observation
+    assert waiting.endswith('(calculator from step 1 still needs "Mount Fuji" found first.)')
     note = result.steps[2].observation
     assert 'calculator could not run in step 1: it needed "Mount Everest", "Mount Fuji"' in note
     assert 'Still to find: "Mount Fuji".' in note and "8849 m (height of Mount Everest" in note
     assert question in note
-    assert "Now call calculator again" in result.steps[4].observation
+    ready = result.steps[3].observation
+    assert ready.startswith("3776 m (height of Mount Fuji")
+    assert ready.endswith('in place of the names: {"expression": "8849 - 3776"})')
     # all of it found: the next request requires the calculator, that one only
     if protocol == "native":
         chosen = [o.get("tool_choice") for o in script.options]
-        assert chosen == [None, None, None, None, None, "calculator", None]
+        assert chosen == [None, None, None, None, "calculator", None]
     else:
-        assert [o["grammar"].count('"calculator"') > 0 for o in script.options[5:]] == [True] * 2
-        assert '"lookup_fact"' not in script.options[5]["grammar"]
-        assert '"lookup_fact"' in script.options[6]["grammar"]
+        assert '"lookup_fact"' not in script.options[4]["grammar"]
+        assert '"calculator"' in script.options[4]["grammar"]
+        assert '"lookup_fact"' in script.options[5]["grammar"]
     assert result.answer == "5073"
 
 
@@ -806,15 +808,12 @@ EVEREST_FUJI = "How much higher is Everest than Fuji?"
 
 
 def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
-    """Told once for each thing found; then the answer is the model's, whatever it is."""
-    moves = [
-        *NAMES_THEN_BOTH_LOOKED_UP,
-        answer("8849 m"),
-        call("lookup_fact", query="capital of Japan"),
-        answer("8849 m"),
-    ]
+    """Told when the last thing was found, and required to call the tool once; then the
+    answer is the model's, whatever it is."""
+    moves = [*NAMES_THEN_BOTH_LOOKED_UP, answer("8849 m"), answer("8849 m")]
     result, _ = run("text", "sync", moves, question=EVEREST_FUJI)
-    assert [t.note for t in result.steps] == [None, None, None, "unfinished", None, None]
+    assert [t.note for t in result.steps] == [None, None, None, None, None]
+    assert "You must call calculator before you answer" in result.steps[3].observation
     assert result.answer == "8849 m"
 
 
@@ -823,27 +822,32 @@ def test_a_calculation_after_the_lookups_finishes_what_was_needed(protocol: str)
     moves = [
         *NAMES_THEN_BOTH_LOOKED_UP,
         call("calculator", expression="8849 - 3776"),
+        call("lookup_fact", query="height of Mount Fuji"),
         answer("5073"),
     ]
     result, _ = run(protocol, "sync", moves, question=EVEREST_FUJI)
-    assert all(t.note is None for t in result.steps) and result.answer == "5073"
+    assert result.answer == "5073"
+    # the tool ran: a repeat shows the results as they were, without what it needed then
+    assert "still needs" not in result.steps[4].observation
+    assert "That is all" not in result.steps[4].observation
+    assert all(t.note in (None, "repeated_call") for t in result.steps)
 
 
-def test_when_all_that_was_needed_is_found_the_model_is_told_to_call_the_tool_again() -> None:
+def test_when_all_that_was_needed_is_found_an_early_answer_shows_the_call_to_make() -> None:
+    """Without the result's own line (a model that answers in the same reply), the answer
+    sent back shows each result beside the name it answers, and the call with the numbers."""
     moves = [
-        *NAMES_THEN_BOTH_LOOKED_UP,
+        call("calculator", expression="Mount Everest - Mount Fuji"),
+        call("lookup_fact", query="heights of Mount Everest and Mount Fuji"),
         answer("8849"),
-        call("calculator", expression="8849 - 3776"),
-        answer("5073"),
+        answer("8849"),
     ]
     result, _ = run("text", "sync", moves, question=EVEREST_FUJI)
-    note = result.steps[3].observation
-    assert result.steps[3].note == "unfinished"
-    # each result beside the name it answers, so the model can write one for the other
-    assert '- "Mount Everest": 8849 m (height of Mount Everest' in note
-    assert '- "Mount Fuji": 3776 m (height of Mount Fuji' in note
-    assert "Now call calculator again, with what you found in place of each name." in note
-    assert result.answer == "5073"
+    found = result.steps[1].observation
+    assert "- 8849 m (height of Mount Everest" in found and "- 3776 m (height of" in found
+    assert found.endswith('in place of the names: {"expression": "8849 - 3776"})')
+    assert "You must call calculator" in result.steps[2].observation
+    assert result.answer == "8849" and result.steps[3].note is None
 
 
 def test_chinese_names_the_calculator_cannot_read_are_needs_too() -> None:

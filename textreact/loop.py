@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from textreact import copied, observation
+from textreact import copied, needs, observation
 from textreact.errors import ModelError
 from textreact.memory import MemoryConfig
 from textreact.steps import (
@@ -321,13 +321,36 @@ class _Run:
         result = yield RunTool(prepared, present)
         if result.error_kind == "wrong_tool":
             self.shunned = prepared.tool.name
-        turn = self.observed(turn, result)
+        turn = self.done[prepared.key] = self.observed(turn, result)
         if result.needs:
             self.unfinished = turn
-        elif self.unfinished and not result.is_error and result.tool == self.unfinished.result.tool:
-            self.unfinished = None
-        self.done[prepared.key] = turn
+        elif self.unfinished and not result.is_error:
+            if result.tool == self.unfinished.result.tool:
+                self.unfinished = None
+            else:  # what the call still needs is news now, not when this call is repeated
+                turn = self.waiting(turn)
         return turn
+
+    def progress(self, last: Turn | None = None) -> needs.Progress:
+        """What the results since the unfinished call (and `last`, not recorded yet) found."""
+        failed = self.unfinished
+        assert failed is not None and failed.result is not None
+        later = [*self.turns[failed.index :], *([last] if last else [])]
+        return needs.progress(failed.result, [t.result for t in later if t.result])
+
+    def waiting(self, turn: Turn) -> Turn:
+        """`turn`, whose result answers a need of the unfinished call, with a line saying what
+        is still missing, or the call to make now (which the next request then requires)."""
+        failed = self.unfinished
+        assert failed is not None and failed.result is not None
+        progress = self.progress(turn)
+        if progress.found[-1][0] is None:
+            return turn
+        if not progress.missing:  # the next request requires the tool: that says it again
+            self.steered = failed.result.tool
+            self.news(progress)
+        line = observation.waiting(failed.result, failed.index, progress, self.s.lang)
+        return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
 
     def seen(self) -> str:
         """The question and every tool result so far: a value found here is the run's own (the
@@ -357,19 +380,20 @@ class _Run:
         failed = self.unfinished
         if failed is None or failed.result is None:
             return None
-        needs = failed.result.needs
-        later = [t for t in self.turns[failed.index :] if t.result and not t.result.is_error]
-        seen = [f"{t.observation} {t.result.arguments}".casefold() for t in later]
-        missing = [n for n in needs if not any(n.casefold() in text for text in seen)]
-        if self.first_time(f"unfinished {failed.index}: {missing}") is None:
+        progress = self.progress()
+        if not self.news(progress):
             return None  # told this already: once for each thing found, at most
-        answers = [next((n for n in needs if n.casefold() in text), None) for text in seen]
-        found = [(need, t.observation or "") for need, t in zip(answers, later, strict=True)]
-        if not missing:
+        if not progress.missing:
             self.steered = failed.result.tool
         return observation.unfinished(
-            failed.result, failed.index, missing, found, self.question, self.s.lang
+            failed.result, failed.index, progress, self.question, self.s.lang
         )
+
+    def news(self, progress: needs.Progress) -> bool:
+        """Whether this state of the unfinished call is news to the model (now it is not)."""
+        assert self.unfinished is not None
+        told = f"unfinished {self.unfinished.index}: {progress.missing}"
+        return self.first_time(told) is not None
 
     def first_time(self, value: str | None) -> str | None:
         """`value` when the model was not sent back for it before (and now it has been)."""

@@ -23,6 +23,7 @@ from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
 if TYPE_CHECKING:
+    from textreact.needs import Progress
     from textreact.tools import Tool
 
 #: Default number of characters of a tool's result shown to the model.
@@ -370,30 +371,40 @@ def echoed(answer: str, tool: str, question: str, lang: str = "en") -> str:
 
 
 def unfinished(
-    failed: ToolResult,
-    step: int,
-    missing: Sequence[str],
-    found: Sequence[tuple[str | None, str]],
-    question: str,
-    lang: str = "en",
+    failed: ToolResult, step: int, progress: Progress, question: str, lang: str = "en"
 ) -> str:
     """Shown instead of accepting an answer given before a call that needed other things found
-    first (`failed`, in `step`) has run: what is still `missing`, what was `found` since (each
-    result with the need it answers, so the model can put one in place of the other), and the
-    question. A small model answers with the first of two lookups, and, told to calculate,
-    writes the names again. The needs come from the tool, so they are shown like its output:
-    on one line, defused."""
-    todo = (
-        templates.note("unfinished_missing", lang, tool=failed.tool, missing=_quoted(missing))
-        if missing
-        else templates.note("unfinished_found", lang, tool=failed.tool)
-    )
+    first (`failed`, in `step`) has run: what is still missing, what was found since (each
+    result with the need it answers, so the model can put one in place of the other), the
+    question, and the call with the numbers in place where the engine could put them. A small
+    model answers with the first of two lookups, and, told to calculate, writes the names
+    again. The needs come from the tool, so they are shown like its output: defused."""
+    found = [f"{_quoted([need])}: {text}" if need else text for need, text in progress.found]
     return templates.note(
         "unfinished", lang, tool=failed.tool, step=str(step), needs=_quoted(failed.needs),
-        found=_found([f"{_quoted([need])}: {text}" if need else text for need, text in found])
-        or "-",
-        question=truncate(question, DEFAULT_LIMIT), todo=todo,
+        found=_found(found) or "-", question=truncate(question, DEFAULT_LIMIT),
+        todo=_todo("unfinished", failed.tool, step, progress, lang),
     )  # fmt: skip
+
+
+def waiting(failed: ToolResult, step: int, progress: Progress, lang: str = "en") -> str:
+    """The line after a result that answers one of the needs of a refused call (`failed`, in
+    `step`): what is still missing, or the call to make now. Told only at the end, a small
+    model answers with the first number it found."""
+    return _todo("waiting", failed.tool, step, progress, lang)
+
+
+def _todo(kind: str, tool: str, step: int, progress: Progress, lang: str) -> str:
+    """What is left to do for a refused call: find what is `missing`, or call it again, with
+    the numbers in place (`{kind}_filled`) where the engine could put them there."""
+    if progress.missing:
+        return templates.note(
+            f"{kind}_missing", lang, tool=tool, step=str(step), missing=_quoted(progress.missing)
+        )
+    if progress.filled is None:
+        return templates.note(f"{kind}_found", lang, tool=tool, step=str(step))
+    call = _defuse(json.dumps(progress.filled, ensure_ascii=False))
+    return templates.note(f"{kind}_filled", lang, tool=tool, step=str(step), call=call)
 
 
 def _quoted(names: Sequence[str]) -> str:

@@ -1,0 +1,113 @@
+"""What a call refused for needing other things found first (a WrongToolError with needs) still
+waits for, and that call once everything is found.
+
+A small model that sent "Mount Everest - Mount Fuji" to the calculator and then looked both
+heights up still does not know what to do with them: it answers with the last height, writes
+the names again, or swaps the numbers. So the loop keeps the refused call, says after each
+result what is still missing, and once nothing is, shows the refused call with each name
+replaced by the number found for it, in the model's own order: `8849 - 3776`. A number is put
+in only where each need's result begins with one, all in the same unit or none: "384400 km"
+and "299792458 m/s" need a conversion the engine cannot know, so then the model is only told
+to call the tool again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from textreact.steps import ToolResult
+
+# A result's leading number ("8849 m (height of ...)", "- 2602000 (population ...)": a line of
+# a lookup that found several facts), and the unit after it if there is one.
+_LEADING = regex.compile(
+    r"(?:-[ ]+)?(?P<number>[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.,]\d|\w)"
+    r"(?:[ ]+(?P<unit>[^\s(),;:]+))?"
+)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the results since a refused call got: the needs not found yet, each result
+    with the need it answers (None: none), and, once nothing is missing, the refused call's
+    arguments with the numbers in place of the names (None where they cannot be put in)."""
+
+    missing: tuple[str, ...]
+    found: tuple[tuple[str | None, str], ...]
+    filled: dict[str, Any] | None = None
+
+
+def progress(refused: ToolResult, later: Sequence[ToolResult]) -> Progress:
+    """What the results `later` than the `refused` call found of its needs. A need counts as
+    found when a result or the call that got it names it ("Mount Fuji", or `北京` in the query
+    `北京人口` of a result written in English)."""
+    worked = [r for r in later if not r.is_error]
+    where = [f"{r.text or ''} {r.arguments}".casefold() for r in worked]
+    missing = tuple(n for n in refused.needs if not any(n.casefold() in text for text in where))
+    found = tuple(
+        (next((n for n in refused.needs if n.casefold() in text), None), r.text or "")
+        for r, text in zip(worked, where, strict=True)
+    )
+    filled = None if missing else _filled(refused, worked)
+    return Progress(missing, found, filled)
+
+
+def _filled(refused: ToolResult, worked: Sequence[ToolResult]) -> dict[str, Any] | None:
+    """The refused call's arguments with each need replaced by its number, or None. The
+    longest need picks its line first: "New York" does not take the line about New York City."""
+    if not isinstance(refused.arguments, dict):
+        return None
+    lines = [_lines(r) for r in worked]
+    taken: set[tuple[int, int]] = set()
+    numbers: dict[str, str] = {}
+    units: set[str] = set()
+    for need in sorted(refused.needs, key=len, reverse=True):
+        match = _number_for(need, worked, lines, taken)
+        if match is None:
+            return None
+        numbers[need] = match["number"].replace(",", "")
+        units.add(match["unit"] or "")
+    if len(units - {""}) > 1:
+        return None
+    filled = _replaced(refused.arguments, numbers)
+    return filled if filled != refused.arguments else None
+
+
+def _lines(result: ToolResult) -> list[str]:
+    return [line.strip() for line in (result.text or "").splitlines() if line.strip()]
+
+
+def _number_for(
+    need: str, worked: Sequence[ToolResult], lines: list[list[str]], taken: set[tuple[int, int]]
+) -> regex.Match[str] | None:
+    """The leading number of the first line not `taken` that names `need` and begins with one
+    (not the heading of a lookup that found several facts), or of a one-line result whose
+    call named it; that line is taken."""
+    folded = need.casefold()
+    for i, result in enumerate(worked):
+        named = [j for j, line in enumerate(lines[i]) if folded in line.casefold()]
+        if not named and len(lines[i]) == 1 and folded in str(result.arguments).casefold():
+            named = [0]
+        for j in named:
+            match = _LEADING.match(lines[i][j])
+            if match is not None and (i, j) not in taken:
+                taken.add((i, j))
+                return match
+    return None
+
+
+def _replaced(value: Any, numbers: dict[str, str]) -> Any:
+    """`value` with each need in its strings replaced by its number, the longest need first
+    (so "New York" is not replaced inside "New York City")."""
+    if isinstance(value, str):
+        for need in sorted(numbers, key=len, reverse=True):
+            number = numbers[need]
+            value = regex.sub(regex.escape(need), lambda _, n=number: n, value, flags=regex.I)
+        return value
+    if isinstance(value, dict):
+        return {key: _replaced(item, numbers) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item, numbers) for item in value]
+    return value
