@@ -787,14 +787,20 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     ready = result.steps[3].observation
     assert ready.startswith("3776 m (height of Mount Fuji")
     assert ready.endswith('in place of the names: {"expression": "8849 - 3776"})')
-    # all of it found: the next request requires the calculator, that one only
+    # all of it found: the next request requires the calculator, that one only; that call
+    # run as shown, the next asks for the answer
+    assert result.steps[4].observation == (
+        "5073\n(That is the call from step 1, with the numbers in place. If its result answers"
+        " the question, give your final answer now.)"
+    )
     if protocol == "native":
         chosen = [o.get("tool_choice") for o in script.options]
-        assert chosen == [None, None, None, None, "calculator", None]
+        assert chosen == [None, None, None, None, "calculator", "none"]
     else:
         assert '"lookup_fact"' not in script.options[4]["grammar"]
         assert '"calculator"' in script.options[4]["grammar"]
-        assert '"lookup_fact"' in script.options[5]["grammar"]
+        assert '"calculator"' not in script.options[5]["grammar"]
+        assert '"lookup_fact"' not in script.options[5]["grammar"]
     assert result.answer == "5073"
 
 
@@ -821,13 +827,16 @@ def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
 def test_a_calculation_after_the_lookups_finishes_what_was_needed(protocol: str) -> None:
     moves = [
         *NAMES_THEN_BOTH_LOOKED_UP,
-        call("calculator", expression="8849 - 3776"),
+        call("calculator", expression="8849 - 3776.0"),
         call("lookup_fact", query="height of Mount Fuji"),
         answer("5073"),
     ]
-    result, _ = run(protocol, "sync", moves, question=EVEREST_FUJI)
+    result, script = run(protocol, "sync", moves, question=EVEREST_FUJI)
     assert result.answer == "5073"
-    # the tool ran: a repeat shows the results as they were, without what it needed then
+    # a calculation other than the one shown ends the wait, and the choice stays free
+    assert result.steps[3].observation == "5073"
+    assert script.options[4].get("tool_choice") in (None, "auto")
+    # a repeat shows the results as they were, without what the calculator needed then
     assert "still needs" not in result.steps[4].observation
     assert "That is all" not in result.steps[4].observation
     assert all(t.note in (None, "repeated_call") for t in result.steps)

@@ -123,8 +123,9 @@ class _Run:
         #: The last call that could not run until other things were found (WrongToolError
         #: with needs), while its tool has not run since: an answer now is sent back once.
         self.unfinished: Turn | None = None
-        #: The tool the next request requires, once: the one that needed things found first,
-        #: now that all of them are (a small model told to call it looks them up again).
+        #: The next request's tool choice, once: the tool that needed things found first, now
+        #: that all of them are (a small model told to call it looks them up again); "none"
+        #: once that call has run with the numbers in place.
         self.steered: str | None = None
         self.started = time.perf_counter()
 
@@ -326,7 +327,7 @@ class _Run:
             self.unfinished = turn
         elif self.unfinished and not result.is_error:
             if result.tool == self.unfinished.result.tool:
-                self.unfinished = None
+                turn = self.finished(turn)
             else:  # what the call still needs is news now, not when this call is repeated
                 turn = self.waiting(turn)
         return turn
@@ -350,6 +351,20 @@ class _Run:
             self.steered = failed.result.tool
             self.news(progress)
         line = observation.waiting(failed.result, failed.index, progress, self.s.lang)
+        return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
+
+    def finished(self, turn: Turn) -> Turn:
+        """`turn`, the unfinished call's tool run again: when it ran as shown, with the numbers
+        in place, it is the model's own plan for the question done, so the next request asks
+        for the answer (a small model goes on subtracting 3776 from each result)."""
+        failed = self.unfinished
+        assert failed is not None and failed.result is not None and turn.result is not None
+        filled = self.progress().filled
+        self.unfinished = None
+        if filled is None or filled != turn.result.arguments:
+            return turn
+        self.steered = "none"
+        line = self.s.protocol.note("finished", self.s.lang, step=str(failed.index))
         return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
 
     def seen(self) -> str:
