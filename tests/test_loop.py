@@ -748,8 +748,9 @@ def test_an_answer_that_repeats_the_model_s_own_input_is_sent_back_once(
     result, script = run(protocol, driver, [*moves, moves[-1]], question=question)
     assert [t.note for t in result.steps] == [None, "copied", None]
     note = result.steps[1].observation
-    assert note.startswith(f'"{moves[-1].args[0]}" is what you sent to {echo}')
-    assert question in note and question in sent(script, 2)
+    assert note.startswith(f"That only repeats what you sent to {echo}")
+    assert note.endswith(f"\n{question}") and moves[-1].args[0] not in note
+    assert question in sent(script, 2)
     assert result.stop_reason == "final_answer"
 
 
@@ -795,8 +796,10 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     )
     if protocol == "native":
         chosen = [o.get("tool_choice") for o in script.options]
-        assert chosen == [None, None, None, None, "calculator", "none"]
-    else:
+        assert chosen == [None, "required", None, None, "calculator", "none"]
+    else:  # after the refusal, a call is required, and not to the calculator
+        assert "Final Answer" not in script.options[1]["grammar"]
+        assert '"calculator"' not in script.options[1]["grammar"]
         assert '"lookup_fact"' not in script.options[4]["grammar"]
         assert '"calculator"' in script.options[4]["grammar"]
         assert '"calculator"' not in script.options[5]["grammar"]

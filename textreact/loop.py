@@ -325,6 +325,8 @@ class _Run:
         turn = self.done[prepared.key] = self.observed(turn, result)
         if result.needs:
             self.unfinished = turn
+            if self.others(result.tool):  # the next request wants a call that finds them
+                self.steered = "required"
         elif self.unfinished and not result.is_error:
             if result.tool == self.unfinished.result.tool:
                 turn = self.finished(turn)
@@ -384,7 +386,7 @@ class _Run:
         calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
         tool = copied.echoed(answer, calls)
         if tool is not None and self.first_time(answer) is not None:
-            return observation.echoed(answer, tool, self.question, s.lang), "copied"
+            return observation.echoed(tool, self.question, s.lang), "copied"
         text = self.too_early()
         return None if text is None else (text, "unfinished")
 
