@@ -627,8 +627,9 @@ def test_names_the_parser_cannot_call_are_refused(name: str) -> None:
 def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
     protocol: str, driver: str
 ) -> None:
-    """The tool's example input ("capital of France"), not this question's: not run, and the
-    model reads its question again; the same call a second time is the model's choice."""
+    """The tool's example input ("capital of France"), not this question's: not run, the
+    model reads its question again, and the next request leaves the tool out (Qwen sent the
+    same call again at once); the same call a second time is the model's choice."""
     moves = [call("lookup_fact", query="capital of France")] * 2 + [answer("Paris")]
     question = "How tall is Mount Everest?"
     result, script = run(protocol, driver, moves, question=question)
@@ -637,6 +638,8 @@ def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
     assert '"capital of France"' in first.observation and question in first.observation
     assert second.note is None and second.observation.startswith("Paris (")
     assert question in sent(script, 1)
+    everything = ["calculator", "lookup_fact"]
+    assert offered(protocol, script) == [everything, ["calculator"], everything]
 
 
 @both

@@ -285,7 +285,8 @@ class _Run:
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
         copy = self.first_time(self.examples.copied_input(prepared.arguments, self.seen()))
-        if copy is not None:
+        if copy is not None:  # the next request leaves the tool out: Qwen sent the same again
+            self.shunned = prepared.tool.name
             text = observation.copied(copy, self.question, s.lang, answer=False)
             result = ToolResult(
                 prepared.tool.name, prepared.arguments, error=text, error_kind="copied"
