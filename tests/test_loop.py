@@ -799,10 +799,12 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
     )
     if protocol == "native":
         chosen = [o.get("tool_choice") for o in script.options]
-        assert chosen == [None, "required", None, None, "calculator", "none"]
-    else:  # after the refusal, a call is required, and not to the calculator
+        assert chosen == [None, "required", "required", None, "calculator", "none"]
+    else:  # after the refusal a call is required, not to the calculator; then any call
         assert "Final Answer" not in script.options[1]["grammar"]
         assert '"calculator"' not in script.options[1]["grammar"]
+        assert "Final Answer" not in script.options[2]["grammar"]
+        assert "Final Answer" in script.options[3]["grammar"]
         assert '"lookup_fact"' not in script.options[4]["grammar"]
         assert '"calculator"' in script.options[4]["grammar"]
         assert '"calculator"' not in script.options[5]["grammar"]

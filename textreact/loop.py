@@ -123,9 +123,9 @@ class _Run:
         #: The last call that could not run until other things were found (WrongToolError
         #: with needs), while its tool has not run since: an answer now is sent back once.
         self.unfinished: Turn | None = None
-        #: The next request's tool choice, once: the tool that needed things found first, now
-        #: that all of them are (a small model told to call it looks them up again); "none"
-        #: once that call has run with the numbers in place.
+        #: The next request's tool choice, once: "required" while a refused call's needs are
+        #: still to find; then that call's tool (a small model told to call it looks them up
+        #: again); "none" once it has run with the numbers in place.
         self.steered: str | None = None
         self.started = time.perf_counter()
 
@@ -214,6 +214,12 @@ class _Run:
             return "model_error"
         reading, turn = asked
         step = turn.step
+        if isinstance(step, FinalAnswer) and turn.finish_reason not in ("length", "content_filter"):
+            back = self.sent_back(step.answer)  # what it says is more than "call a tool"
+            if back is not None:
+                text, note = back
+                yield from self.record(dataclasses.replace(turn, observation=text, note=note))
+                return None
         refused = observation.against_choice(step, choice, self.tools, self.s.lang)
         if refused is not None:
             step = refused
@@ -228,11 +234,6 @@ class _Run:
         if turn.finish_reason == "length" and not _finished_action(step):
             return (yield from self.truncated(turn))
         if isinstance(step, FinalAnswer):
-            back = self.sent_back(step.answer)
-            if back is not None:
-                text, note = back
-                yield from self.record(dataclasses.replace(turn, observation=text, note=note))
-                return None
             self.answer = step.answer
             yield from self.record(turn)
             return "final_answer"
@@ -350,7 +351,9 @@ class _Run:
         progress = self.progress(turn)
         if progress.found[-1][0] is None:
             return turn
-        if not progress.missing:  # the next request requires the tool: that says it again
+        if progress.missing:  # another call to find the rest (Qwen answered with the first)
+            self.steered = "required"
+        else:  # the next request requires the tool: that says it again
             self.steered = failed.result.tool
             self.news(progress)
         line = observation.waiting(failed.result, failed.index, progress, self.s.lang)
@@ -393,16 +396,14 @@ class _Run:
 
     def too_early(self) -> str | None:
         """The note for an answer given while a call that needed other things found first has
-        not run again: once for each state of what is still missing. Once nothing is, the
-        next request requires that call's tool (`steered`)."""
+        not run again: once for each state of what is still missing (the result that found the
+        last of them said so already, and the next request required the call)."""
         failed = self.unfinished
         if failed is None or failed.result is None:
             return None
         progress = self.progress()
         if not self.news(progress):
             return None  # told this already: once for each thing found, at most
-        if not progress.missing:
-            self.steered = failed.result.tool
         return observation.unfinished(
             failed.result, failed.index, progress, self.question, self.s.lang
         )
