@@ -390,7 +390,7 @@ class _Run:
         calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
         tool = copied.echoed(answer, calls)
         if tool is not None and self.first_time(answer) is not None:
-            return observation.echoed(tool, self.question, s.lang), "copied"
+            return observation.echoed(answer, tool, self.question, s.lang), "copied"
         text = self.too_early()
         return None if text is None else (text, "unfinished")
 

@@ -361,12 +361,12 @@ def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:
     return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
 
 
-def echoed(tool: str, question: str, lang: str = "en") -> str:
+def echoed(answer: str, tool: str, question: str, lang: str = "en") -> str:
     """Shown instead of accepting an answer that only repeats what the model sent to `tool`:
-    the question is restated last, and the model is told to answer it, not its own call. The
-    answer itself is not said back: Qwen2.5-0.5B, shown it in quotes, gave it again."""
+    the question is restated, and the model is told to answer it, not its own call."""
+    shown = truncate(" ".join(answer.split()), 100)
     return templates.note(
-        "echoed_answer", lang, tool=tool, question=truncate(question, DEFAULT_LIMIT)
+        "echoed_answer", lang, value=shown, tool=tool, question=truncate(question, DEFAULT_LIMIT)
     )
 
 

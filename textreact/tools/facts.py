@@ -198,9 +198,9 @@ def lookup_fact(query: str) -> str:
             suggestions.append(f'"{text}"')
     if not suggestions:
         return (
-            "unknown: the table has nothing on this, nor anything close to it. If the question"
-            " needs no lookup (common knowledge, a word, a translation), answer it from what"
-            " you know; if it does, say that it is not known."
+            f'unknown: "{shown}" is not in the table, and nothing close to it is. If the'
+            " question needs no lookup (common knowledge, a word, a translation), answer it"
+            " from what you know; if it does, say that it is not known."
         )
     return (
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
