@@ -413,8 +413,9 @@ def _quoted(names: Sequence[str]) -> str:
 
 
 def _found(results: Sequence[str]) -> str:
-    """Results so far as a list, a line each."""
-    return "\n".join(f"- {truncate(' '.join(text.split()), 200)}" for text in results)
+    """Results so far as a list, a line each, defused (a tool's raw text, or its observation:
+    defusing twice changes nothing)."""
+    return "\n".join(f"- {_defuse(truncate(' '.join(text.split()), 200))}" for text in results)
 
 
 def format_error(
