@@ -356,8 +356,9 @@ class _Run:
         else:  # the next request requires the tool: that says it again
             self.steered = failed.result.tool
             self.news(progress)
-        line = observation.waiting(failed.result, failed.index, progress, self.s.lang)
-        return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
+        return _with_line(
+            turn, observation.waiting(failed.result, failed.index, progress, self.s.lang)
+        )
 
     def finished(self, turn: Turn) -> Turn:
         """`turn`, the unfinished call's tool run again: when it ran as shown, with the numbers
@@ -370,8 +371,9 @@ class _Run:
         if filled is None or filled != turn.result.arguments:
             return turn
         self.steered = "none"
-        line = self.s.protocol.note("finished", self.s.lang, step=str(failed.index))
-        return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
+        return _with_line(
+            turn, self.s.protocol.note("finished", self.s.lang, step=str(failed.index))
+        )
 
     def seen(self) -> str:
         """The question and every tool result so far: a value found here is the run's own (the
@@ -460,6 +462,11 @@ class _Run:
             seconds=time.perf_counter() - self.started,
             protocol=self.s.protocol.name,
         )
+
+
+def _with_line(turn: Turn, line: str) -> Turn:
+    """`turn` with the engine's `line` after its result, where the model reads it next."""
+    return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
 
 
 def _finished_action(step: object) -> bool:

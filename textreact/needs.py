@@ -61,7 +61,7 @@ def _filled(refused: ToolResult, worked: Sequence[ToolResult]) -> dict[str, Any]
         return None
     lines = [_lines(r) for r in worked]
     taken: set[tuple[int, int]] = set()
-    numbers: dict[str, str] = {}
+    numbers: dict[str, str] = {}  # the longest need first, as _replaced needs them
     units: set[str] = set()
     for need in sorted(refused.needs, key=len, reverse=True):
         match = _number_for(need, worked, lines, taken)
@@ -99,11 +99,10 @@ def _number_for(
 
 
 def _replaced(value: Any, numbers: dict[str, str]) -> Any:
-    """`value` with each need in its strings replaced by its number, the longest need first
-    (so "New York" is not replaced inside "New York City")."""
+    """`value` with each need in its strings replaced by its number, in the order of `numbers`:
+    the longest need first (so "New York" is not replaced inside "New York City")."""
     if isinstance(value, str):
-        for need in sorted(numbers, key=len, reverse=True):
-            number = numbers[need]
+        for need, number in numbers.items():
             value = regex.sub(regex.escape(need), lambda _, n=number: n, value, flags=regex.I)
         return value
     if isinstance(value, dict):
