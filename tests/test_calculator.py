@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from textreact.errors import CalculatorError, WrongToolError
-from textreact.tools.calculator import evaluate
+from textreact.tools.calculator import LoneNumberError, calculate, evaluate
 
 
 @pytest.mark.parametrize(
@@ -207,6 +207,38 @@ def test_what_the_calculator_itself_can_fix_is_no_call_for_another_tool(expressi
     with pytest.raises(CalculatorError) as refused:
         evaluate(expression)
     assert not isinstance(refused.value, WrongToolError)
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("2997924580", 2997924580), ("1969", 1969), ("-5", -5), ("(42)", 42), ("1,000", 1000),
+     ("3.5e3", 3500), (" 7 =", 7)],
+)  # fmt: skip
+def test_the_tool_refuses_a_lone_number_as_a_call_for_another_tool(
+    expression: str, value: int
+) -> None:
+    """Nothing to calculate: a model "calculating" a number it recalled is sent elsewhere, and
+    the message names the number and both ways on. The library function still takes it."""
+    assert evaluate(expression) == value
+    with pytest.raises(LoneNumberError) as refused:
+        calculate(expression)
+    assert isinstance(refused.value, WrongToolError) and isinstance(refused.value, CalculatorError)
+    message = str(refused.value)
+    assert "single number" in message and "look it up" in message and "final answer" in message
+    assert message.startswith(" ".join(expression.strip().rstrip("=").split()).replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"), [("2 + 2", 4), ("-5 * 1", -5), ("15% of 240", 36), ("2^10", 1024)]
+)
+def test_the_tool_calculates_anything_with_an_operation(expression: str, expected: int) -> None:
+    assert calculate(expression) == expected
+
+
+def test_the_tool_reports_a_bad_expression_before_a_lone_number() -> None:
+    with pytest.raises(CalculatorError, match="out of range") as refused:
+        calculate("1e400")
+    assert not isinstance(refused.value, LoneNumberError)
 
 
 def test_error_is_a_value_error() -> None:

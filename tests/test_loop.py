@@ -315,6 +315,29 @@ def test_a_call_for_another_tool_leaves_its_tool_out_at_once(protocol: str, driv
     assert offered(protocol, script) == [everything, ["lookup_fact"], everything]
 
 
+@both
+@drivers
+def test_a_lone_number_sent_to_the_calculator_is_refused_and_it_is_left_out(
+    protocol: str, driver: str
+):
+    """Qwen "calculated" the speed of light it recalled (`2997924580`, a digit too many) and
+    answered with the echo; refused, it looked the fact up."""
+    moves = [
+        call("calculator", expression="2997924580"),
+        call("lookup_fact", query="speed of light"),
+        answer("299792458 m/s"),
+    ]
+    question = "What is the speed of light in metres per second?"
+    result, script = run(protocol, driver, moves, question=question)
+    first = result.steps[0]
+    assert first.result.error_kind == "wrong_tool" and first.result.value is None
+    assert "2997924580 is a single number: there is nothing to calculate" in first.observation
+    assert "Use another tool (lookup_fact)" in first.observation
+    everything = ["calculator", "lookup_fact"]
+    assert offered(protocol, script) == [everything, ["lookup_fact"], everything]
+    assert result.answer == "299792458 m/s"
+
+
 def test_a_user_tool_raises_wrong_tool_error_to_be_left_out_once() -> None:
     @tool
     def translate(text: str) -> str:

@@ -13,7 +13,7 @@ __all__ = ["Tool", "ToolBox", "builtin_tools", "tool"]
 def builtin_tools() -> list[Tool]:
     """The calculator (`calculator`, argument `expression`) and the fact lookup (`lookup_fact`,
     argument `query`): new Tool objects on each call."""
-    from textreact.tools.calculator import evaluate
+    from textreact.tools.calculator import calculate
     from textreact.tools.facts import lookup_fact
 
     calculator = Tool.from_schema(
@@ -21,7 +21,7 @@ def builtin_tools() -> list[Tool]:
         "Use this for any arithmetic instead of computing in your head: add, subtract, multiply,"
         " divide, powers. Write the numbers themselves, not their names.",
         _one_string("expression", "an arithmetic expression with + - * / ** and parentheses"),
-        evaluate,
+        calculate,
         timeout=2.0,
         example={"expression": "(12 + 30) * 4"},
     )

@@ -63,6 +63,8 @@ _DECIMAL: Final = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?")
 #: Words where numbers belong ("Mount Everest - Mount Fuji", "366 days * 24"), a run of them
 #: being one name; a letter right after a digit is part of a literal (`2e3`, `0x1F`).
 _WORDS: Final = re.compile(r"(?<![\w.])[^\W\d]\w*(?:[ ]+[^\W\d]\w*)*")
+#: One number and nothing to do with it: a sign, parentheses and a trailing `=` at most.
+_LONE_NUMBER: Final = re.compile(r"[-+(\s]*(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[)\s]*")
 
 #: Exact values: ints while whole (fast), Fractions otherwise.
 Rational = int | Fraction
@@ -340,3 +342,22 @@ def evaluate(expression: str) -> int | float:
         raise CalculatorError(f"not a valid arithmetic expression ({reason}): {text!r}") from None
     _structure(tree, text)
     return _result(_evaluate(tree.body, text))
+
+
+class LoneNumberError(CalculatorError, WrongToolError):
+    """A call with one number and nothing to calculate (the observation shows this name)."""
+
+
+def calculate(expression: str) -> int | float:
+    """The built-in calculator tool: `evaluate`, but a lone number is refused. A small model
+    "calculates" a fact it only recalled (the speed of light as `2997924580`, one digit too
+    many) and takes the number echoed back as the fact confirmed; refused, it is sent to
+    another tool or to its answer."""
+    value = evaluate(expression)
+    shown = _normalise(expression.strip())
+    if _LONE_NUMBER.fullmatch(shown):
+        raise LoneNumberError(
+            f"{shown} is a single number: there is nothing to calculate. If it is a fact you"
+            " recalled, look it up first; if it is the answer, give it as your final answer."
+        )
+    return value
