@@ -241,6 +241,12 @@ def test_the_tool_reports_a_bad_expression_before_a_lone_number() -> None:
     assert not isinstance(refused.value, LoneNumberError)
 
 
+def test_a_letter_glued_to_a_number_is_named_as_a_character_not_as_a_word() -> None:
+    with pytest.raises(CalculatorError, match="the character 'é' is not allowed") as refused:
+        evaluate("1é")
+    assert not isinstance(refused.value, WrongToolError)
+
+
 def test_error_is_a_value_error() -> None:
     assert issubclass(CalculatorError, ValueError)
 

@@ -325,8 +325,8 @@ def evaluate(expression: str) -> int | float:
     if not text.isprintable() or not text.isascii() or "#" in text:
         # `#` would start a comment that ast drops silently: `5 # 3` is not 5
         bad = next(c for c in text if not (c.isprintable() and c.isascii()) or c == "#")
-        if bad.isalpha():  # a name in another script ("北京 + 上海")
-            raise _words_refused(text)
+        if bad.isalpha() and _WORDS.search(text):  # a name in another script ("北京 + 上海")
+            raise _words_refused(text)  # (a letter glued to a digit, "1é", names nothing)
         raise CalculatorError(f"the character {bad!r} is not allowed")
     if len(_OPERATOR.findall(text)) - len(_EXPONENT_SIGN.findall(text)) > MAX_NODES:
         # each operator is an AST node: refuse before the parser builds hundreds of them
