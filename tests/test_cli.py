@@ -203,6 +203,13 @@ def test_a_lone_surrogate_in_the_answer_is_printed_escaped(capsys) -> None:
     assert "caf\\ud800 ok" in err  # the live view on stderr too
 
 
+def test_an_escape_sequence_from_the_model_never_reaches_the_terminal(capsys) -> None:
+    assert _run_answering("ok\x1b[2J\x1b]0;pwned\x07") == EXIT_OK
+    err = capsys.readouterr().err
+    assert "\x1b" not in err.replace("\x1b[1m", "").replace("\x1b[0m", "")
+    assert "ok\\x1b[2J\\x1b]0;pwned\\x07" in err
+
+
 def test_a_lone_surrogate_keeps_json_valid_and_round_trips(capsys) -> None:
     assert _run_answering("x\udcff y 台北", "--json") == EXIT_OK
     data = json.loads(capsys.readouterr().out)

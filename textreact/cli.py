@@ -24,6 +24,7 @@ from typing import IO, Any, NoReturn
 from urllib.parse import urlsplit
 
 from textreact.errors import ConfigError, ModelError, TextReactError
+from textreact.observation import visible
 from textreact.redact import public_url, split_userinfo
 
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -398,7 +399,8 @@ class LiveView:
             for message in event.messages:
                 self.write(self.style(f"── {message['role']} ──", "2"))
                 content = message.get("content")
-                self.write(content if isinstance(content, str) else _json_text(message, self.out))
+                shown = content if isinstance(content, str) else _json_text(message, self.out)
+                self.write(visible(shown))
         elif event.kind == "turn":
             self.show_turn(event.turn)
         elif event.kind == "finish":
@@ -414,22 +416,24 @@ class LiveView:
             )
 
     def show_turn(self, turn: Any) -> None:
+        """One step as it happens. What the model and the tools wrote is shown `visible`: an
+        escape sequence in a tool's output must not reach the terminal."""
         number = f"[{turn.index}]"
         lines = []
         if turn.thought:
-            lines.append(f"{self.style('Thought:', '36')} {turn.thought}")
+            lines.append(f"{self.style('Thought:', '36')} {visible(turn.thought)}")
         if turn.tool is not None:
             call = json.dumps(turn.input, ensure_ascii=False)
-            lines.append(f"{self.style('Action:', '33')} {turn.tool} {call}")
+            lines.append(f"{self.style('Action:', '33')} {visible(turn.tool)} {call}")
         elif turn.step.kind == "final":
-            lines.append(f"{self.style('Final Answer:', '32')} {turn.step.answer}")
+            lines.append(f"{self.style('Final Answer:', '32')} {visible(turn.step.answer)}")
         elif turn.step.kind == "error":
-            lines.append(f"{self.style('Format error:', '31')} {turn.step.message}")
+            lines.append(f"{self.style('Format error:', '31')} {visible(turn.step.message)}")
         if turn.observation is not None:
             label = self.style("Observation:", "31" if turn.is_error else "35")
             tool_s = turn.result.seconds if turn.result is not None else 0.0
             timing = self.style(f"({turn.model_seconds:.2f} s model, {tool_s:.3f} s tool)", "2")
-            lines.append(f"{label} {turn.observation} {timing}")
+            lines.append(f"{label} {visible(turn.observation)} {timing}")
         pad = " " * (len(number) + 1)
         text = textwrap.indent("\n".join(lines), pad)
         self.write(self.style(number, "1") + text[len(number) :])

@@ -57,6 +57,11 @@ _CONTROL_TOKEN = re.compile(
     r"|jupyter_[a-z]+|empty_output|commit_[a-z]+|unused\d+|extra_id_\d+)>",
     re.IGNORECASE,
 )
+#: What no reader should get as it is: C0 and C1 control characters but tab and newline (an
+#: ANSI escape clears a terminal; `\r` rewrites the line it is on), NUL, zero-width and
+#: byte-order marks (the parser reads them as blanks, so they hide keywords), and lone
+#: surrogates (no server can encode them).
+_INVISIBLE = re.compile(r"\r\n?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff]|[\ud800-\udfff]")
 #: The builtin types whose data format_value reads through their own slots (bool before int).
 _BASES = (str, bool, int, float, list, tuple, dict, bytes, bytearray, set, frozenset)
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
@@ -272,9 +277,28 @@ def neutralise_control_tokens(text: str) -> str:
     return _CONTROL_TOKEN.sub(lambda m: f"{m[0][0]} {m[0][1:]}", text)
 
 
+def visible(text: str) -> str:
+    """Untrusted text with nothing hidden in it: a line break for `\r` and `\r\n`, nothing for a
+    zero-width space or byte-order mark, and Python's escapes (`\x1b`, `\ud800`) for other
+    control characters and lone surrogates. For the model's eyes and a terminal's alike."""
+    if text.isprintable() or not _INVISIBLE.search(text):  # most text: one scan in C
+        return text
+    return _INVISIBLE.sub(_shown_instead, text)
+
+
+def _shown_instead(match: re.Match[str]) -> str:
+    char = match[0]
+    if char[0] == "\r":
+        return "\n"
+    if char in "\u200b\ufeff":
+        return ""
+    return f"\\x{ord(char):02x}" if char < "\u0100" else f"\\u{ord(char):04x}"
+
+
 def _defuse(text: str) -> str:
-    """Untrusted text made safe to show the model: control tokens broken, keywords quoted."""
-    return quote_keywords(neutralise_control_tokens(text))
+    """Untrusted text made safe to show the model: nothing invisible, control tokens broken,
+    keywords quoted."""
+    return quote_keywords(neutralise_control_tokens(visible(text)))
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
@@ -308,12 +332,12 @@ def observe(
             hint = templates.note(f"hint_{kind}", lang)
         error = format_value(result.error)  # "" for None; a str subclass read safely
         text = templates.note("tool_error", lang, error=error, hint=hint)
-        return _defuse(truncate(text.strip(), ERROR_LIMIT))
+        return _defuse(truncate(visible(text.strip()), ERROR_LIMIT))
     shown = result.text if result.text is not None else format_value(result.value, 4 * limit)
     text = shown.strip()
     if not text:
         return templates.note("empty_result", lang)
-    return _defuse(truncate(text, limit))
+    return _defuse(truncate(visible(text), limit))  # escapes count against the limit
 
 
 def repeated_call(
