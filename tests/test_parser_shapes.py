@@ -1,0 +1,130 @@
+"""parse(): shapes from an audit of real completions (raw endpoints, small and quantized
+models), each case the completion as written and the exact step it must give."""
+
+from __future__ import annotations
+
+import pytest
+
+from textreact.parser import _canonical, _Reader, parse
+from textreact.parsing.window import END_OF_TURN
+from textreact.steps import Action, FinalAnswer, FormatError, Step
+
+
+def _parsed(text: str) -> Step:
+    """The step, after checking what every parse owes: an exact suffix cut, and the fast path
+    (where it answers) agreeing with the general reader."""
+    step = parse(text)
+    assert text.endswith(step.discarded_text)
+    general = _Reader(text).step()
+    assert (step, step.discarded_text) == (general, general.discarded_text)
+    fast = _canonical(text)
+    assert fast is None or (fast, fast.discarded_text) == (general, general.discarded_text)
+    return step
+
+
+# --- end-of-turn tokens end the reply ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", END_OF_TURN)
+def test_every_end_of_turn_token_ends_the_answer(token: str) -> None:
+    step = _parsed(f"Thought: done\nFinal Answer: Paris{token}")
+    assert step == FinalAnswer("Paris", "done")
+    assert step.discarded_text == token
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "discarded"),
+    [
+        (
+            "Thought: done\nFinal Answer: Paris<|eot_id|>",
+            FinalAnswer("Paris", "done"),
+            "<|eot_id|>",
+        ),
+        (
+            "Thought: done\nFinal Answer: Paris<|im_end|>",
+            FinalAnswer("Paris", "done"),
+            "<|im_end|>",
+        ),
+        ("Thought: done\nFinal Answer: Paris<|end|>", FinalAnswer("Paris", "done"), "<|end|>"),
+        (
+            "Thought: done\nFinal Answer: Paris<end_of_turn>",
+            FinalAnswer("Paris", "done"),
+            "<end_of_turn>",
+        ),
+        ("Thought: done\nFinal Answer: Paris</s>", FinalAnswer("Paris", "done"), "</s>"),
+        (
+            "Thought: done\nFinal Answer: Paris<｜end▁of▁sentence｜>",
+            FinalAnswer("Paris", "done"),
+            "<｜end▁of▁sentence｜>",
+        ),
+        ("思考：完成\n最终答案：北京<|im_end|>", FinalAnswer("北京", "完成"), "<|im_end|>"),
+        (
+            "Final Answer: Paris<|endoftext|>Human: and Rome?\nFinal Answer: Rome",
+            FinalAnswer("Paris"),
+            "<|endoftext|>Human: and Rome?\nFinal Answer: Rome",
+        ),
+        (
+            'Action: lookup_fact\nAction Input: {"query": "x"}<|eot_id|>',
+            Action("lookup_fact", {"query": "x"}),
+            "<|eot_id|>",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: Paris weather<|im_end|>",
+            Action("lookup_fact", "Paris weather"),
+            "<|im_end|>",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: Paris weather<|eom_id|>",
+            Action("lookup_fact", "Paris weather"),
+            "<|eom_id|>",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: Paris weather\n<|im_end|>\n<|im_start|>user\n"
+            "Observation: sunny",
+            Action("lookup_fact", "Paris weather"),
+            "<|im_end|>\n<|im_start|>user\nObservation: sunny",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: Paris weather\n<|im_start|>user\nObservation: x",
+            Action("lookup_fact", "Paris weather"),
+            "<|im_start|>user\nObservation: x",
+        ),
+        (
+            "The capital of France is Paris.<|eot_id|>",
+            FinalAnswer("The capital of France is Paris.", None, True),
+            "<|eot_id|>",
+        ),
+        (
+            "<think>easy</think>\nFinal Answer: 4<｜end▁of▁sentence｜>",
+            FinalAnswer("4"),
+            "<｜end▁of▁sentence｜>",
+        ),
+        (
+            "Action: s\nAction Input: Paris\nObserv<|im_end|>",
+            Action("s", "Paris"),
+            "\nObserv<|im_end|>",
+        ),
+    ],
+)
+def test_an_end_of_turn_token_is_cut_with_what_follows(
+    text: str, expected: Step, discarded: str
+) -> None:
+    step = _parsed(text)
+    assert step == expected
+    assert step.discarded_text == discarded
+    if isinstance(expected, FinalAnswer):
+        assert step.implicit == expected.implicit
+
+
+def test_an_end_of_turn_token_ends_a_thought() -> None:
+    step = _parsed("Thought: I think it is 4.<|im_end|>")
+    assert isinstance(step, FormatError) and step.problem == "thought_only"
+    assert "“I think it is 4.”" in step.message and "im_end" not in step.message
+
+
+def test_control_tokens_that_open_no_turn_stay_text() -> None:
+    text = (
+        'Thought: call it\n<tool_call>\n{"name": "calculator", "arguments": {"x": 1}}\n</tool_call>'
+    )
+    assert _parsed(text) == Action("calculator", {"x": 1}, "call it")
+    assert _parsed("Final Answer: use <b>bold</b>") == FinalAnswer("use <b>bold</b>")
