@@ -128,3 +128,93 @@ def test_control_tokens_that_open_no_turn_stay_text() -> None:
     )
     assert _parsed(text) == Action("calculator", {"x": 1}, "call it")
     assert _parsed("Final Answer: use <b>bold</b>") == FinalAnswer("use <b>bold</b>")
+
+
+# --- a keyword in the middle of a line yields to a later line of its kind ------------------
+
+CALC = {"expression": "6*7"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Thought: I'll use the calculator first and then give the Final Answer: the product.\n"
+            'Action: calculator\nAction Input: {"expression": "6*7"}',
+            Action(
+                "calculator",
+                CALC,
+                "I'll use the calculator first and then give the Final Answer: the product.",
+            ),
+        ),
+        (
+            "Thought: I need to decide on the next Action: I will use the calculator.\n"
+            'Action: calculator\nAction Input: {"expression": "6*7"}',
+            Action(
+                "calculator",
+                CALC,
+                "I need to decide on the next Action: I will use the calculator.",
+            ),
+        ),
+        (
+            "Thought: The previous Action: search returned nothing, so I will compute.\n"
+            'Action: calculator\nAction Input: {"expression": "6*7"}',
+            Action(
+                "calculator",
+                CALC,
+                "The previous Action: search returned nothing, so I will compute.",
+            ),
+        ),
+        (
+            "Thought: The Action: search failed. Final Answer: unknown, so compute.\n"
+            'Action: calculator\nAction Input: {"expression": "6*7"}',
+            Action(
+                "calculator", CALC, "The Action: search failed. Final Answer: unknown, so compute."
+            ),
+        ),
+        (
+            "Thought: I should now write the Final Answer: 42\nFinal Answer: 42",
+            FinalAnswer("42", "I should now write the Final Answer: 42"),
+        ),
+    ],
+)
+def test_a_keyword_mid_sentence_is_prose_when_a_line_of_its_kind_follows(
+    text: str, expected: Step
+) -> None:
+    assert _parsed(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the one-line forms some models write, which the mid-line keywords are for
+        (
+            'Thought: I need to search. Action: search\nAction Input: {"q": "x"}',
+            Action("search", {"q": "x"}, "I need to search."),
+        ),
+        (
+            'Thought: x\nAction: calculator, Action Input: {"expression": "6*7"}',
+            Action("calculator", CALC, "x"),
+        ),
+        ("Action:  foo Action Input: bar", Action("foo", "bar")),
+        (
+            'Thought: t Action: s Action Input: {"q": "x"} Observation: y',
+            Action("s", {"q": "x"}, "t"),
+        ),
+        # a one-line step, then a hallucinated continuation written line by line: the first
+        (
+            'Thought: t Action: s Action Input: {"q": "x"}\nObservation: y\nThought: more\n'
+            "Action: b\nAction Input: {}",
+            Action("s", {"q": "x"}, "t"),
+        ),
+        (
+            'Thought: t Action: s Action Input: {"q": "x"}\nAction: b\nAction Input: {}',
+            Action("s", {"q": "x"}, "t"),
+        ),
+        ("Thought: I know. Final Answer: 42\nThought: done", FinalAnswer("42", "I know.")),
+    ],
+)
+def test_a_keyword_mid_line_still_counts_when_no_line_of_its_kind_follows(
+    text: str, expected: Step
+) -> None:
+    assert _parsed(text) == expected

@@ -133,14 +133,14 @@ class Scanner:
             if kind == grammar.FINAL_ANSWER or labels.search(text, value, line_start) is None:
                 found.append(_token(Token, (kind, start, value, line_start, lang)))
             else:
-                self._split(found, kind, start, value, line_start, lang)
+                self._split(found, _token(Token, (kind, start, value, line_start, lang)), spelled)
             kind, start, value = spelled, line_start, after + shift
             lang = "en" if folded[at] < "\x80" else "zh"
         end = window.stop
         if kind == grammar.FINAL_ANSWER or labels.search(text, value, end) is None:
             found.append(_token(Token, (kind, start, value, end, lang)))
         else:
-            self._split(found, kind, start, value, end, lang)
+            self._split(found, _token(Token, (kind, start, value, end, lang)), None)
         return found
 
     def _heading(self, folded: str, line_start: int, at: int, spelled_end: int) -> int | None:
@@ -158,25 +158,39 @@ class Scanner:
             heading = self.bare
         return min(line_end + 1, len(folded)) if heading else None
 
-    def _split(
-        self, found: list[Token], kind: str | None, start: int, value: int, end: int, lang: str
-    ) -> None:
+    def _split(self, found: list[Token], segment: Token, ending: str | None) -> None:
         """One line-led segment, split at keywords written inline (`… Action: x Action Input:
-        …`), into `found`. An Action Input's JSON is skipped first, so a keyword inside one of
-        its strings stays; a Final Answer is never split."""
-        text = self.text
-        while kind != grammar.FINAL_ANSWER:
-            hit = self._inline(value, end)
-            if hit is not None and kind == grammar.ACTION_INPUT:
-                skip = value + _json_end(text[value:end])
-                hit = hit if hit[0] >= skip else self._inline(skip, end)
-            if hit is None:
-                break
-            at, after, inline_kind = hit
+        …`), into `found`. Inline keywords at the end of the segment stay prose while the
+        keyword line that ends it (`ending`) is of their kind, an Action and a Final Answer
+        counting as one (each decides the step): the model named in a sentence what it then
+        wrote on a line of its own ("the previous Action: search failed", `Action: calculator`
+        below)."""
+        kind, start, value, end, lang = segment
+        hits = []
+        hit = self._next(kind, value, end)
+        while hit is not None:
+            hits.append(hit)
+            hit = self._next(hit[2], hit[1], end)
+        ending = _DECIDES.get(ending, ending)
+        while hits and _DECIDES.get(hits[-1][2], hits[-1][2]) == ending:
+            hits.pop()
+        for at, after, inline_kind in hits:
             found.append(_token(Token, (kind, start, value, at, lang)))
             kind, start, value = inline_kind, at, after
-            lang = "en" if text[at] < "\x80" else "zh"
+            lang = "en" if self.text[at] < "\x80" else "zh"
         found.append(_token(Token, (kind, start, value, end, lang)))
+
+    def _next(self, kind: str | None, begin: int, end: int) -> tuple[int, int, str] | None:
+        """The inline keyword that ends a `kind` value starting at `begin`: none in a Final
+        Answer, and none inside an Action Input's JSON, so a keyword in one of its strings
+        stays."""
+        if kind == grammar.FINAL_ANSWER:
+            return None
+        hit = self._inline(begin, end)
+        if hit is not None and kind == grammar.ACTION_INPUT:
+            skip = begin + _json_end(self.text[begin:end])
+            hit = hit if hit[0] >= skip else self._inline(skip, end)
+        return hit
 
     def _inline(self, begin: int, end: int) -> tuple[int, int, str] | None:
         """The first inline keyword in `text[begin:end]` outside reasoning blocks."""
@@ -189,6 +203,8 @@ class Scanner:
 
 
 _HEADING_REST = re.compile(r"[ \t\r]*(?:\*\*|__)?[ \t\r]*")
+#: For the inline rule, a Final Answer is of the Action's kind: either decides the step.
+_DECIDES = {grammar.FINAL_ANSWER: grammar.ACTION}
 
 
 def _json_end(segment: str) -> int:
