@@ -218,3 +218,89 @@ def test_a_keyword_mid_line_still_counts_when_no_line_of_its_kind_follows(
     text: str, expected: Step
 ) -> None:
     assert _parsed(text) == expected
+
+
+# --- an observation the model wrote under another label ends the call ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "discarded"),
+    [
+        (
+            "Thought: add\nAction: calculator\nAction Input: 2+2\nObservation 4\nFinal Answer: 4",
+            Action("calculator", "2+2", "add"),
+            "Observation 4\nFinal Answer: 4",
+        ),
+        (
+            "Thought: hmm\nAction: lookup_fact\nAction Input: capital of France\nObservation\n"
+            "Paris\nThought: I now know\nFinal Answer: Paris",
+            Action("lookup_fact", "capital of France", "hmm"),
+            "Observation\nParis\nThought: I now know\nFinal Answer: Paris",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: capital of France\nObservations: Paris\n"
+            "Final Answer: Paris",
+            Action("lookup_fact", "capital of France"),
+            "Observations: Paris\nFinal Answer: Paris",
+        ),
+        (
+            "Action: lookup_fact\nAction Input: capital of France\n\nObservation (simulated): "
+            "Paris\nFinal Answer: Paris",
+            Action("lookup_fact", "capital of France"),
+            "Observation (simulated): Paris\nFinal Answer: Paris",
+        ),
+        (
+            "Action: calculator\nAction Input: 2+2\nTool Output: 4\nThought: done\nFinal Answer: 4",
+            Action("calculator", "2+2"),
+            "Tool Output: 4\nThought: done\nFinal Answer: 4",
+        ),
+        (
+            "Action: calculator\nAction Input: 2+2\n**Tool result:** 4",
+            Action("calculator", "2+2"),
+            "**Tool result:** 4",
+        ),
+        (
+            "行动：lookup_fact\n行动输入：法国首都\n观察结果：巴黎\n最终答案：巴黎",
+            Action("lookup_fact", "法国首都"),
+            "观察结果：巴黎\n最终答案：巴黎",
+        ),
+        (
+            'Action: lookup_fact\nAction Input: {"query": "x"}\nObservations: Paris',
+            Action("lookup_fact", {"query": "x"}),
+            "Observations: Paris",
+        ),
+        (
+            "Action: calculator(2+2)\nObservation 4\nFinal Answer: 4",
+            Action("calculator", "2+2"),
+            "Observation 4\nFinal Answer: 4",
+        ),
+    ],
+)
+def test_an_observation_line_without_its_label_ends_the_input_and_is_cut(
+    text: str, expected: Step, discarded: str
+) -> None:
+    step = _parsed(text)
+    assert step == expected
+    assert step.discarded_text == discarded
+    assert "trailing_text" not in step.repairs  # cut, not read past
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'Action: note\nAction Input: {"text": "one\nObservations are welcome"}',
+            Action("note", {"text": "one\nObservations are welcome"}),
+        ),
+        (
+            "Action: note\nAction Input: line one\nObservational data follows",
+            Action("note", "line one\nObservational data follows"),
+        ),
+        (
+            "Thought: the Observation 4 above is old\nFinal Answer: 5",
+            FinalAnswer("5", "the Observation 4 above is old"),
+        ),
+    ],
+)
+def test_observation_words_elsewhere_stay_text(text: str, expected: Step) -> None:
+    assert _parsed(text) == expected
