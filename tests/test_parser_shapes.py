@@ -304,3 +304,65 @@ def test_an_observation_line_without_its_label_ends_the_input_and_is_cut(
 )
 def test_observation_words_elsewhere_stay_text(text: str, expected: Step) -> None:
     assert _parsed(text) == expected
+
+
+# --- an Action Input before any Action line decides: a broken call, not an answer -----------
+
+
+@pytest.mark.parametrize(
+    ("text", "discarded"),
+    [
+        (
+            'Thought: Let me search.\nAction Input: {"query": "population of Oslo"}\n'
+            "Observation: 709,000\nThought: I now know.\nFinal Answer: 709,000",
+            "Observation: 709,000\nThought: I now know.\nFinal Answer: 709,000",
+        ),
+        (
+            '思考：我需要查询。\n行动输入：{"query": "奥斯陆人口"}\n观察：70万\n最终答案：70万',
+            "观察：70万\n最终答案：70万",
+        ),
+        ('Action Input: {"q": "x"}\nFinal Answer: x', "Final Answer: x"),
+        (
+            "Thought: t\nAction Input: Oslo\nObservation 709,000\nFinal Answer: 709,000",
+            "Observation 709,000\nFinal Answer: 709,000",
+        ),
+    ],
+)
+def test_an_action_input_with_no_action_before_it_is_an_error_whatever_follows(
+    text: str, discarded: str
+) -> None:
+    step = _parsed(text)
+    assert isinstance(step, FormatError), step
+    assert step.problem == "input_without_action"
+    assert step.lang == ("zh" if "行动输入" in text else "en")
+    assert step.discarded_text == discarded
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the same shape with an Action line, no input: already an error naming the tool
+        (
+            "Thought: I need the population of Oslo.\nAction: lookup_fact\nObservation: 709,000\n"
+            "Final Answer: 709,000",
+            "no_input",
+        ),
+        ("Action: None\nAction Input: N/A", "no_action"),
+        ("Action:\nAction Input: {}", "no_tool"),
+    ],
+)
+def test_an_action_input_after_an_action_line_is_judged_with_it(text: str, expected: str) -> None:
+    step = _parsed(text)
+    assert isinstance(step, FormatError) and step.problem == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Final Answer: 42\nAction Input: {}", FinalAnswer("42")),
+        ("Action Input:\nFinal Answer: 42", FinalAnswer("42")),  # an empty keyword decides nothing
+        ('Action\nsearch\nAction Input: {"q": 1}', Action("search", {"q": 1})),
+    ],
+)
+def test_what_comes_before_an_unasked_action_input_still_decides(text: str, expected: Step) -> None:
+    assert _parsed(text) == expected

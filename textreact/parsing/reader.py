@@ -16,6 +16,8 @@ from textreact.steps import Action, FinalAnswer, FormatError, Step
 
 _TAG = r"</?[A-Za-z_]{1,20}>"
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+#: What decides besides an action: an answer, and an Action Input until an Action line.
+_DECIDING = (grammar.FINAL_ANSWER, grammar.ACTION_INPUT)
 #: The keys under which a `final_answer` pseudo-tool's object carries the answer.
 _ANSWER_KEYS = ("answer", "final_answer", "response", "output", "text", "result", "content")
 
@@ -34,13 +36,19 @@ class Reader:
             return messages.error("all_reasoning", _lang_of(self.text))
         scanner = Scanner(self.text, window)
         tokens, decision = self._tokens(scanner)
-        if decision is None and scanner.bare_lines:
-            tokens, decision = self._bare(tokens)
+        if scanner.bare_lines and (
+            decision is None or tokens[decision].kind == grammar.ACTION_INPUT
+        ):
+            tokens, decision = self._bare(tokens, decision)
         # tokens[0] is the text before the first keyword; the first keyword's language rules
         lang = tokens[1].lang if len(tokens) > 1 else _lang_of(self.text[window.start :])
-        if decision is not None and tokens[decision].kind == grammar.ACTION:
-            return self._action(tokens, decision, lang)
         if decision is not None:
+            kind = tokens[decision].kind
+            if kind == grammar.ACTION:
+                return self._action(tokens, decision, lang)
+            if kind == grammar.ACTION_INPUT:
+                rest = self._rest(tokens[decision].end)
+                return messages.error("input_without_action", lang, rest=rest)
             return self._final(tokens, decision, lang)
         for token in tokens:
             if token.kind == grammar.OBSERVATION:
@@ -52,31 +60,36 @@ class Reader:
         return self._no_decision(tokens, lang)
 
     def _tokens(self, scanner: Scanner) -> tuple[list[Token], int | None]:
-        """Keyword tokens up to the decision (the first action's input, or the first answer),
-        and the index of the deciding token. A keyword with nothing after it decides nothing,
-        so a run of empty keywords is passed over."""
+        """Keyword tokens up to the decision, and the index of the deciding token: the first
+        action (with its input), the first answer, or an Action Input before any Action line,
+        a call request broken at its first line, so that no answer the model then wrote on an
+        observation of its own invention counts. A keyword with nothing after it decides
+        nothing, so a run of empty keywords is passed over."""
         found = scanner.tokens()
+        deciding = _DECIDING
         for index, token in enumerate(found):
             kind = token.kind
             if kind == grammar.ACTION:
+                deciding = _DECIDING[:1]
                 written = self._value(token)
                 if written and not inputs.is_no_action(written):
                     self.written = written
                     return found, index
-            elif kind == grammar.FINAL_ANSWER and self._value(token):
+            elif kind in deciding and self._value(token):
                 return found, index
         return found, None
 
-    def _bare(self, tokens: list[Token]) -> tuple[list[Token], int | None]:
+    def _bare(self, tokens: list[Token], decided: int | None) -> tuple[list[Token], int | None]:
         """Keywords written without colons, each alone on its line, values below: read so only
-        when nothing else decided, and only when two or more such lines are found or the reply
-        opens with one, so a word like `Action` in a list stays text."""
+        when no action decided (a bare `Action` line above an `Action Input:` one is that
+        action's), and only when two or more such lines are found or the reply opens with
+        one, so a word like `Action` in a list stays text."""
         scanner = Scanner(self.text, self.window, bare=True)
         bare, decision = self._tokens(scanner)
         opens = bare[0].kind is None and not self._value(bare[0])
         if decision is not None and (scanner.bare_lines >= 2 or opens):
             return bare, decision
-        return tokens, None
+        return tokens, decided
 
     def _value(self, token: Token) -> str:
         """A token's value without reasoning blocks, stripped."""
