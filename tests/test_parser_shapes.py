@@ -366,3 +366,61 @@ def test_an_action_input_after_an_action_line_is_judged_with_it(text: str, expec
 )
 def test_what_comes_before_an_unasked_action_input_still_decides(text: str, expected: Step) -> None:
     assert _parsed(text) == expected
+
+
+# --- an answer ends where the model goes on with the prompt's pattern, or closes its fence ---
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "discarded"),
+    [
+        (
+            "Thought: I now know the final answer.\nFinal Answer: The answer is 4.\n\n"
+            "Question: What is 3+3?\nThought: I should add.\nAction: calculator\n"
+            'Action Input: {"expression": "3+3"}',
+            FinalAnswer("The answer is 4.", "I now know the final answer."),
+            "Question: What is 3+3?\nThought: I should add.\nAction: calculator\n"
+            'Action Input: {"expression": "3+3"}',
+        ),
+        (
+            "Final Answer: 4\nQuestion: and 3+3?\nThought: add",
+            FinalAnswer("4"),
+            "Question: and 3+3?\nThought: add",
+        ),
+        (
+            "最终答案：4。\n\n问题：3+3 是多少？\n思考：我要加。",
+            FinalAnswer("4。"),
+            "问题：3+3 是多少？\n思考：我要加。",
+        ),
+        (
+            "```\nThought: I know it.\nFinal Answer: 42\n```",
+            FinalAnswer("42", "I know it."),
+            "```",
+        ),
+        ("Final Answer: 42\n```\n", FinalAnswer("42"), "```\n"),
+        ("Final Answer: 4\n```\nThought: more", FinalAnswer("4"), "```\nThought: more"),
+    ],
+)
+def test_an_answer_ends_before_a_new_question_or_the_fence_around_the_reply(
+    text: str, expected: Step, discarded: str
+) -> None:
+    step = _parsed(text)
+    assert step == expected
+    assert step.discarded_text == discarded
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("Final Answer: Q and A:\nQuestion: x\nAnswer: y", "Q and A:\nQuestion: x\nAnswer: y"),
+        ("Final Answer:\nQuestion: what is it?\nThought: t", "Question: what is it?"),
+        (
+            'Thought: I can explain.\nFinal Answer: Here is the code:\n```python\nprint("hi")\n```',
+            'Here is the code:\n```python\nprint("hi")\n```',
+        ),
+        ("Final Answer:\n```", "```"),
+    ],
+)
+def test_questions_and_fences_of_the_answer_itself_stay(text: str, answer: str) -> None:
+    step = _parsed(text)
+    assert isinstance(step, FinalAnswer) and step.answer == answer

@@ -15,6 +15,8 @@ from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
 _TAG = r"</?[A-Za-z_]{1,20}>"
+#: The line that opens each round of the classic ReAct prompt (LangChain's), in either language.
+_QUESTION = r"(?i)\n[ \t]*(?:\*\*|__)?(?:question|问题)[ \t]*(?:\*\*|__)?[:：]"
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 #: What decides besides an action: an answer, and an Action Input until an Action line.
 _DECIDING = (grammar.FINAL_ANSWER, grammar.ACTION_INPUT)
@@ -164,9 +166,25 @@ class Reader:
 
     def _final(self, tokens: list[Token], at: int, lang: str) -> Step:
         token = tokens[at]
-        end = self._extend(token.end)
+        end = self._answer_end(token, at + 1 < len(tokens))
         answer = self._slice(token.value, end)
         return FinalAnswer(answer, self._thought(tokens, at), False, self._rest(end))
+
+    def _answer_end(self, token: Token, followed: bool) -> int:
+        """Where an answer ends: at the next keyword line, or before what closes the reply and
+        not the answer. A `Question:` line with more keyword lines after it (`followed`) is a
+        completion model going on with the prompt's pattern, a new question and its steps;
+        without them it is the answer's own (a list of questions and answers). A closing
+        fence on the last line that the answer never opened closes a fenced reply."""
+        end = self._extend(token.end)
+        body = self.text[token.value : end]
+        question = re.search(_QUESTION, body) if followed else None
+        if question is not None and strip(body[: question.start()]):
+            return token.value + question.start() + 1
+        last = body.rstrip()
+        if last.endswith("\n```") and last.count("```") % 2 and strip(last[:-3]):
+            return token.value + len(last) - 3
+        return end
 
     def _implicit(self, lang: str) -> Step:
         body = self._slice(self.window.start or 0, self._extend(self.window.stop))
