@@ -116,6 +116,35 @@ def test_an_end_of_turn_token_is_cut_with_what_follows(
         assert step.implicit == expected.implicit
 
 
+@pytest.mark.parametrize(
+    ("text", "expected", "discarded"),
+    [
+        (
+            'Action: search Action Input: {"search": "<|im_start|>"}',
+            Action("search", {"search": "<|im_start|>"}),
+            "",
+        ),
+        (
+            'Action: run\nAction Input: {"code": "print(1)\n# emits </s>\nx = 2"}\n'
+            "Observation: done",
+            Action("run", {"code": "print(1)\n# emits </s>\nx = 2"}),
+            "\nObservation: done",
+        ),
+        (
+            'Action: s\nAction Input: {"q": "a<|im_end|>',  # it never closes: the turn ended
+            Action("s", {"q": "a"}),
+            "<|im_end|>",
+        ),
+    ],
+)
+def test_a_turn_token_inside_the_json_of_an_action_input_is_argument_text(
+    text: str, expected: Step, discarded: str
+) -> None:
+    step = _parsed(text)
+    assert step == expected
+    assert step.discarded_text == discarded
+
+
 def test_an_end_of_turn_token_ends_a_thought() -> None:
     step = _parsed("Thought: I think it is 4.<|im_end|>")
     assert isinstance(step, FormatError) and step.problem == "thought_only"

@@ -125,7 +125,20 @@ class Reader:
 
     def _extend(self, end: int) -> int:
         """A segment that reached the scan limit runs on to the end of the text."""
-        return self.window.end if end >= self.window.stop else end
+        return self.window.end if end == self.window.stop else end
+
+    def _past_turn(self, at: int) -> int | None:
+        """Where the JSON of an Action Input that a turn token cut off (at `at`) closes, when
+        it closes past the token: then the token lies inside one of its strings (arguments
+        about a chat template), and is their text, not the end of the turn. None if it closes
+        nowhere: then the token did end the turn."""
+        try:
+            decoded = jsonish.decode(self.text[at:])
+        except jsonish.AmbiguousJsonError:
+            raise
+        except jsonish.JsonishError:
+            return None
+        return None if "truncated" in decoded.repairs else at + decoded.end
 
     # -- the outcomes ---------------------------------------------------------------------
 
@@ -147,6 +160,12 @@ class Reader:
                     return messages.error("no_input", lang, tool=tool, note="empty_input")
                 value, repairs = inputs.read_input(raw)
                 end = following.end
+                if "truncated" in repairs and end == self.window.turn:
+                    closed = self._past_turn(following.value)
+                    if closed is not None:
+                        raw = strip(self.text[following.value : closed])
+                        value, repairs = inputs.read_input(raw)
+                        end = closed
             else:
                 if call is None:
                     return messages.error(

@@ -34,14 +34,16 @@ END_OF_TURN = (
 
 class Window:
     """`text[start:stop]` is scanned for keywords (`start` None: all of it is reasoning);
-    `end` is where the reply ends (before a residue); `masks` are (start, end) think blocks."""
+    `end` is where the reply ends (at `turn`, the first END_OF_TURN token if any, or before a
+    residue); `masks` are (start, end) think blocks."""
 
-    __slots__ = ("end", "masks", "start", "stop")
+    __slots__ = ("end", "masks", "start", "stop", "turn")
 
     def __init__(self, text: str) -> None:
         thinks = "think>" in text  # both tags end so: one test for the common reply with none
         start = _reasoning_end(text) if thinks else 0
-        self.end = _residue_start(text, _turn_end(text, start or 0))
+        self.turn = _turn_end(text, start or 0)
+        self.end = _residue_start(text, len(text) if self.turn is None else self.turn)
         if start is not None and len(text) - start > SCAN_LIMIT:
             start = _past_empty_keywords(text, start)
         self.start = start
@@ -79,18 +81,18 @@ def _past_empty_keywords(text: str, start: int) -> int:
     return run.start(1)
 
 
-def _turn_end(text: str, start: int) -> int:
-    """Where the first END_OF_TURN token after `start` begins, else the length of the text. One
-    `find` per token, each bounded by the best so far: linear, and a text with no `<` after
-    `start` (most replies) costs one `find`."""
-    end = len(text)
+def _turn_end(text: str, start: int) -> int | None:
+    """Where the first END_OF_TURN token after `start` begins. One `find` per token, each
+    bounded by the best so far: linear, and a text with no `<` after `start` (most replies)
+    costs one `find`."""
     if text.find("<", start) < 0:
-        return end
+        return None
+    end = len(text)
     for token in END_OF_TURN:
         at = text.find(token, start, end)
         if at >= 0:
             end = at
-    return end
+    return end if end < len(text) else None
 
 
 def _residue_start(text: str, end: int) -> int:
