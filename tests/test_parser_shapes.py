@@ -453,3 +453,55 @@ def test_an_answer_ends_before_a_new_question_or_the_fence_around_the_reply(
 def test_questions_and_fences_of_the_answer_itself_stay(text: str, answer: str) -> None:
     step = _parsed(text)
     assert isinstance(step, FinalAnswer) and step.answer == answer
+
+
+# --- Action Input repairs: comments, curly quotes ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "repairs"),
+    [
+        (
+            'Action: calculator\nAction Input: {\n  "expression": "2+2"  // simple addition\n}',
+            Action("calculator", {"expression": "2+2"}),
+            ("comments",),
+        ),
+        (
+            'Action: calculator\nAction Input: {\n  # the sum\n  "expression": "2+2"\n}',
+            Action("calculator", {"expression": "2+2"}),
+            ("comments",),
+        ),
+        (
+            'Action: search\nAction Input: {\n  "q": "x", // the query\n  "n": 2, # how many\n}',
+            Action("search", {"q": "x", "n": 2}),
+            ("comments", "trailing_comma"),
+        ),
+        (
+            'Action: fetch\nAction Input: {"url": "https://x.org/#top", "tag": "#1"}',
+            Action("fetch", {"url": "https://x.org/#top", "tag": "#1"}),
+            (),
+        ),
+        (
+            "Action: lookup_fact\nAction Input: {“query”: “capital of Peru”}",
+            Action("lookup_fact", {"query": "capital of Peru"}),
+            ("curly_quotes",),
+        ),
+        (
+            "行动：lookup_fact\n行动输入：{“query”: “北京人口”}",
+            Action("lookup_fact", {"query": "北京人口"}),
+            ("curly_quotes",),
+        ),
+        (
+            'Action: s\nAction Input: {"q": "he said “hi”", “n”: 1}',
+            Action("s", {"q": "he said “hi”", "n": 1}),
+            ("curly_quotes",),
+        ),
+    ],
+)
+def test_action_input_repairs_are_read_and_named(
+    text: str, expected: Action, repairs: tuple[str, ...]
+) -> None:
+    step = _parsed(text)
+    assert step == expected
+    assert step.repairs == repairs
+    assert step.discarded_text == ""
