@@ -455,7 +455,7 @@ def test_questions_and_fences_of_the_answer_itself_stay(text: str, answer: str) 
     assert isinstance(step, FinalAnswer) and step.answer == answer
 
 
-# --- Action Input repairs: comments, curly quotes ---------------------------------------------
+# --- Action Input repairs: comments, curly quotes, the model's words after a plain string ----
 
 
 @pytest.mark.parametrize(
@@ -496,6 +496,23 @@ def test_questions_and_fences_of_the_answer_itself_stay(text: str, answer: str) 
             Action("s", {"q": "he said “hi”", "n": 1}),
             ("curly_quotes",),
         ),
+        (
+            "Thought: I will look it up.\nAction: lookup_fact\nAction Input: Paris weather\n\n"
+            "I will wait for the result.",
+            Action("lookup_fact", "Paris weather", "I will look it up."),
+            ("trailing_text",),
+        ),
+        (
+            'Action: lookup_fact\nAction Input: "Paris weather"\nThis will tell me the forecast.',
+            Action("lookup_fact", "Paris weather"),
+            ("quotes", "trailing_text"),
+        ),
+        (
+            "Action: python_repl\nAction Input:\nimport math\nprint(math.pi)\n\n"
+            "Let me see what it prints.",
+            Action("python_repl", "import math\nprint(math.pi)"),
+            ("trailing_text",),
+        ),
     ],
 )
 def test_action_input_repairs_are_read_and_named(
@@ -505,3 +522,23 @@ def test_action_input_repairs_are_read_and_named(
     assert step == expected
     assert step.repairs == repairs
     assert step.discarded_text == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (
+            "Action: python_repl\nAction Input:\nimport math\n\nprint(math.pi)",
+            "import math\n\nprint(math.pi)",
+        ),
+        (
+            "Action: note\nAction Input: one\n\nThe second paragraph.",
+            "one\n\nThe second paragraph.",
+        ),
+        ('Action: note\nAction Input: "Paris" weather\nmore', '"Paris" weather\nmore'),
+        ('Action: note\nAction Input: "line one\nline two"', "line one\nline two"),
+    ],
+)
+def test_plain_strings_keep_their_own_lines(text: str, value: str) -> None:
+    step = _parsed(text)
+    assert isinstance(step, Action) and step.input == value
