@@ -542,3 +542,49 @@ def test_action_input_repairs_are_read_and_named(
 def test_plain_strings_keep_their_own_lines(text: str, value: str) -> None:
     step = _parsed(text)
     assert isinstance(step, Action) and step.input == value
+
+
+# --- numbered steps read like unnumbered ones ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "1. Thought: I need to search.\n2. Action: lookup_fact\n"
+            '3. Action Input: {"query": "x"}',
+            Action("lookup_fact", {"query": "x"}, "I need to search."),
+        ),
+        (
+            "1. **Thought:** I need to compute.\n2. **Action:** calculator\n"
+            '3. **Action Input:** {"expression": "2+2"}',
+            Action("calculator", {"expression": "2+2"}, "I need to compute."),
+        ),
+        (
+            '1. 思考：我需要搜索。\n2. 行动：lookup_fact\n3. 行动输入：{"query": "x"}',
+            Action("lookup_fact", {"query": "x"}, "我需要搜索。"),
+        ),
+        ("1) Thought: I know it.\n2) Final Answer: 42", FinalAnswer("42", "I know it.")),
+        (
+            '  10. Action: s\n  11. Action Input: {"q": 1}\n  12. Observation: 2',
+            Action("s", {"q": 1}),
+        ),
+    ],
+)
+def test_numbered_steps_read_like_unnumbered_ones(text: str, expected: Step) -> None:
+    assert _parsed(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        (
+            "Final Answer: Here are the steps:\n1. Preheat the oven.\n2. Bake for 20 minutes.",
+            "Here are the steps:\n1. Preheat the oven.\n2. Bake for 20 minutes.",
+        ),
+        ("Final Answer: It took\n2000. Thoughts differ.", "It took\n2000. Thoughts differ."),
+    ],
+)
+def test_numbered_lines_that_hold_no_keyword_stay_in_the_answer(text: str, answer: str) -> None:
+    step = _parsed(text)
+    assert isinstance(step, FinalAnswer) and step.answer == answer

@@ -93,11 +93,15 @@ def _patterns() -> _Patterns:
 
 
 def _line_start(firsts: set[str]) -> str:
-    """A line start and its decoration, before a word that starts with one of `firsts`. What
-    the line's first non-blank character can be (decoration, or one of those) is tested first,
-    which rejects a blank line or a line of JSON in a step or two."""
-    opening = "".join(map(re.escape, sorted(firsts | set(">+-#*_`"))))
-    return rf"\n(?=[ \t]*[{opening}]){grammar.LEAD_PATTERN}"
+    """A line start and its decoration, before a word that starts with one of `firsts`: the
+    grammar's, after a list number (`1.`, `2)`) if any, as models number the steps of a plan.
+    What the line's first non-blank character can be (a digit, decoration, or one of
+    `firsts`) is tested first, which rejects a blank line or a line of JSON in a step or two.
+    A number must be followed by a blank, which the grammar's lead then takes: no two runs of
+    blanks can meet, so the pattern stays linear."""
+    opening = "".join(map(re.escape, sorted(firsts | set(">+-#*_`0123456789"))))
+    number = r"(?:[ \t]*[0-9]{1,3}[.)](?=[ \t]))?"
+    return rf"\n(?=[ \t]*[{opening}]){number}{grammar.LEAD_PATTERN}"
 
 
 def fold(text: str) -> str:
