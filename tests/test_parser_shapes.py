@@ -131,6 +131,11 @@ def test_an_end_of_turn_token_is_cut_with_what_follows(
             "\nObservation: done",
         ),
         (
+            'Action: s\nAction Input: {"<|im_end|>": null}\nObservation',
+            Action("s", {"<|im_end|>": None}),
+            "\nObservation",
+        ),
+        (
             'Action: s\nAction Input: {"q": "a<|im_end|>',  # it never closes: the turn ended
             Action("s", {"q": "a"}),
             "<|im_end|>",

@@ -128,17 +128,18 @@ class Reader:
         return self.window.end if end == self.window.stop else end
 
     def _past_turn(self, at: int) -> int | None:
-        """Where the JSON of an Action Input that a turn token cut off (at `at`) closes, when
-        it closes past the token: then the token lies inside one of its strings (arguments
-        about a chat template), and is their text, not the end of the turn. None if it closes
-        nowhere: then the token did end the turn."""
+        """Where the JSON of an Action Input that starts at `at` and that a turn token ends
+        closes, when it closes past the token: then the token lies inside one of its strings
+        (arguments about a chat template), and is their text, not the end of the turn. None
+        when it closes before the token, or nowhere: then the token did end the turn."""
         try:
             decoded = jsonish.decode(self.text[at:])
         except jsonish.AmbiguousJsonError:
             raise
         except jsonish.JsonishError:
             return None
-        return None if "truncated" in decoded.repairs else at + decoded.end
+        closed = at + decoded.end
+        return closed if closed > self.window.turn and "truncated" not in decoded.repairs else None
 
     # -- the outcomes ---------------------------------------------------------------------
 
@@ -160,7 +161,7 @@ class Reader:
                     return messages.error("no_input", lang, tool=tool, note="empty_input")
                 value, repairs = inputs.read_input(raw)
                 end = following.end
-                if "truncated" in repairs and end == self.window.turn:
+                if end == self.window.turn and raw.startswith(("{", "[", "```")):
                     closed = self._past_turn(following.value)
                     if closed is not None:
                         raw = strip(self.text[following.value : closed])
