@@ -1,7 +1,7 @@
 """Action Input text -> JSON value: strict JSON first, then a short chain of named repairs for
 what models actually write (fences, prose around the object, trailing commas, Python literals,
-unquoted keys, a cut-off tail). The parser and `Tool.parse_arguments` both use it, and each
-repair is reported by name so a transcript shows what was fixed.
+unquoted keys, comments, curly quotes, a cut-off tail). The parser and `Tool.parse_arguments`
+both use it, and each repair is reported by name so a transcript shows what was fixed.
 
 Nothing here evaluates code: Python-style strings are read one token at a time with
 `ast.literal_eval`, after the whole text has been size-bounded and depth-checked."""
@@ -59,17 +59,23 @@ _OPENERS = re.compile(r"[{\[]")
 #: fences of two code blocks.
 _NEXT_OBJECT = re.compile(r"[\s,;]*(?:```[\w+.-]*\s*)?(?=\{)")
 #: One token of JSON-like text. Strings are closed or run to the end (a truncated text); a word
-#: followed by a colon is an unquoted key; a comma before a closer is a trailing comma.
+#: followed by a colon is an unquoted key; a comma before a closer (comments between) is a
+#: trailing comma; `//` or `#` outside a string starts a comment, which runs to the end of its
+#: line (so that a comment is read one way only, and a long run of them stays linear); a
+#: string between curly quotes (“…”, as a word processor or a model writing prose types them)
+#: is a string.
 _TOKEN = re.compile(
     r"""
       (?P<dq>"[^"\\]*(?:\\.[^"\\]*)*\\?(?:"|\Z))
     | (?P<sq>'[^'\\]*(?:\\.[^'\\]*)*\\?(?:'|\Z))
+    | (?P<curly>“[^“”\n]*”)
+    | (?P<comment>(?://|\#)[^\n]*)
     | (?P<key>[A-Za-z_$][\w$-]*(?=[ \t\r\n]*:))
     | (?P<word>[A-Za-z_$][\w$.+-]*)
-    | (?P<comma>,(?=[ \t\r\n]*[}\]]))
+    | (?P<comma>,(?=(?:[ \t\r\n]|(?://|\#)[^\n]*(?=\n|\Z))*[}\]]))
     | (?P<open>[{\[])
     | (?P<close>[}\]])
-    | (?P<other>[^"'A-Za-z_${}\[\],]+|[\s\S])
+    | (?P<other>[^"'“/\#A-Za-z_${}\[\],]+|[\s\S])
     """,
     re.DOTALL | re.VERBOSE,
 )
@@ -324,6 +330,13 @@ def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
             if len(piece) < 2 or piece[-1] != "'" or piece[-2] == "\\":
                 piece = _close_string(piece, "'", repairs)
             piece = _python_string(piece, "'", repairs, "single_quotes")
+        elif kind == "curly":
+            piece = json.dumps(piece[1:-1], ensure_ascii=False)
+            _note(repairs, "curly_quotes")
+        elif kind == "comment":
+            piece = ""
+            _note(repairs, "comments")
+            continue
         elif kind == "key":
             piece = f'"{piece}"'  # a key is letters, digits, `_`, `$` and `-`: nothing to escape
             _note(repairs, "unquoted_keys")

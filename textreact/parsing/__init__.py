@@ -1,7 +1,7 @@
 """The parser's parts, one job each; `textreact.parser.parse` is the entry point.
 
-window    where to look: leading reasoning, later <think> blocks, a stop-word residue, a
-          leading run of empty keywords
+window    where to look: leading reasoning, later <think> blocks, an end-of-turn token, a
+          stop-word residue, a leading run of empty keywords
 keywords  the keyword tokens of that window, found in one pass
 reader    the decision: the one action, the final answer, or what is missing
 inputs    Action Inputs, call syntax and tool names

@@ -12,6 +12,7 @@ from typing import Any
 
 from textreact import grammar, jsonish
 from textreact.parsing.keywords import spelled_keyword
+from textreact.parsing.messages import states_intention
 
 #: What a tool call reads as: name, the arguments as written, as parsed, and the repairs.
 Call = tuple[str, str, "dict[str, Any] | str", tuple[str, ...]]
@@ -134,6 +135,23 @@ def read_input(raw: str) -> tuple[dict[str, Any] | str, tuple[str, ...]]:
         arguments = _call_arguments(raw)  # `query="x", n=3`, as inside a call
         if isinstance(arguments, dict):
             return arguments, ("keyword_arguments",)
+    return _plain(raw)
+
+
+def _plain(raw: str) -> tuple[str, tuple[str, ...]]:
+    """A plain-string input as written, unquoted; without the model's words about the call
+    after it (`trailing_text`), as for JSON: the lines after a quoted first line, or a last
+    line, a paragraph of its own, that says what the model will do next ("I will wait for
+    the result.")."""
+    first, newline, _ = raw.partition("\n")
+    if not newline:
+        return _unquote(raw)
+    unquoted, quotes = _unquote(first.rstrip())
+    if quotes:
+        return unquoted, (*quotes, "trailing_text")
+    head, _, last = raw.rpartition("\n")
+    if head.rstrip(" \t").endswith("\n") and states_intention(last.strip()):
+        return _unquote(head.strip())[0], ("trailing_text",)
     return _unquote(raw)
 
 

@@ -53,11 +53,20 @@ class Token(NamedTuple):
 _token = tuple.__new__
 
 
+#: Lines that read as an observation the model wrote itself though they are no keyword line:
+#: the label without its colon (`Observation 4`, a bare `Observation`), with a note
+#: (`Observation (simulated):`), in the plural, another tool's-output label (`Tool Output:`),
+#: Qwen's `观察结果：`. Each ends an Action's or an Action Input's value, and is cut as a
+#: hallucinated observation is. Matched ignoring case; `_patterns` knows its first letters.
+_OBSERVED = r"(?:observations?\b|tool[ _-]?(?:output|result|response)s?\b|观察|工具(?:输出|结果))"
+
+
 class _Patterns(NamedTuple):
     line: re.Pattern[str]
     labels: re.Pattern[str]
     inline: re.Pattern[str]
     spelled: re.Pattern[str]
+    observed: re.Pattern[str]
 
 
 @cache
@@ -67,12 +76,9 @@ def _patterns() -> _Patterns:
     its only groups are the keywords', so `lastgroup` names the keyword, and the tail is
     optional so that a heading (no colon) is still found and checked in Python. `labels` is
     the cheap test for an inline keyword: a canonical label, as plain literals."""
-    # What a keyword line's first non-blank character can be: decoration, or a spelling's first
-    # letter. Tested first, it rejects a blank line or a line of JSON in a step or two.
     firsts = {spelling[0] for spellings in grammar.ALIASES.values() for spelling in spellings}
-    opening = "".join(map(re.escape, sorted(firsts | set(">+-#*_`") | {ANSWER[0]})))
     line = (
-        rf"\n(?=[ \t]*[{opening}]){grammar.LEAD_PATTERN}"
+        rf"{_line_start(firsts | {ANSWER[0]})}"
         rf"(?:{grammar.SPELLINGS_PATTERN}|(?P<{ANSWER}>answer))(?:{grammar.TAIL_PATTERN})?"
     )
     labels = {grammar.LABELS[lang][k] for lang in grammar.LANGUAGES for k in grammar.KEYWORDS}
@@ -82,7 +88,20 @@ def _patterns() -> _Patterns:
         re.compile("|".join(sorted(map(re.escape, labels)))),
         re.compile(grammar.KEYWORD_INLINE_PATTERN),
         re.compile(grammar.KEYWORD_LINE_PATTERN, re.MULTILINE),
+        re.compile(_line_start(set("ot观工")) + _OBSERVED, re.IGNORECASE),
     )
+
+
+def _line_start(firsts: set[str]) -> str:
+    """A line start and its decoration, before a word that starts with one of `firsts`: the
+    grammar's, after a list number (`1.`, `2)`) if any, as models number the steps of a plan.
+    What the line's first non-blank character can be (a digit, decoration, or one of
+    `firsts`) is tested first, which rejects a blank line or a line of JSON in a step or two.
+    A number must be followed by a blank, which the grammar's lead then takes: no two runs of
+    blanks can meet, so the pattern stays linear."""
+    opening = "".join(map(re.escape, sorted(firsts | set(">+-#*_`0123456789"))))
+    number = r"(?:[ \t]*[0-9]{1,3}[.)](?=[ \t]))?"
+    return rf"\n(?=[ \t]*[{opening}]){number}{grammar.LEAD_PATTERN}"
 
 
 def fold(text: str) -> str:
@@ -111,11 +130,9 @@ class Scanner:
         offset = window.start or 0
         folded = "\n" + fold(text[offset : window.stop])
         shift = offset - 1  # folded[i] is text[i + shift]
-        patterns = _patterns()
-        labels = patterns.labels
         found: list[Token] = []
         kind, start, value, lang = None, offset, offset, "en"
-        for match in patterns.line.finditer(folded):
+        for match in _patterns().line.finditer(folded):
             spelled = match.lastgroup
             at, spelled_end = match.span(spelled)
             after = match.end()
@@ -130,17 +147,10 @@ class Scanner:
                 spelled = grammar.FINAL_ANSWER
             if window.masks and window.masked(line_start):
                 continue
-            if kind == grammar.FINAL_ANSWER or labels.search(text, value, line_start) is None:
-                found.append(_token(Token, (kind, start, value, line_start, lang)))
-            else:
-                self._split(found, kind, start, value, line_start, lang)
+            self._split(found, _token(Token, (kind, start, value, line_start, lang)), spelled)
             kind, start, value = spelled, line_start, after + shift
             lang = "en" if folded[at] < "\x80" else "zh"
-        end = window.stop
-        if kind == grammar.FINAL_ANSWER or labels.search(text, value, end) is None:
-            found.append(_token(Token, (kind, start, value, end, lang)))
-        else:
-            self._split(found, kind, start, value, end, lang)
+        self._split(found, _token(Token, (kind, start, value, window.stop, lang)), None)
         return found
 
     def _heading(self, folded: str, line_start: int, at: int, spelled_end: int) -> int | None:
@@ -158,37 +168,78 @@ class Scanner:
             heading = self.bare
         return min(line_end + 1, len(folded)) if heading else None
 
-    def _split(
+    def _split(self, found: list[Token], segment: Token, ending: str | None) -> None:
+        """One line-led segment, split at keywords written inline (`… Action: x Action Input:
+        …`), into `found`. Inline keywords at the end of the segment stay prose while the
+        keyword line that ends it (`ending`) is of their kind, an Action and a Final Answer
+        counting as one (each decides the step): the model named in a sentence what it then
+        wrote on a line of its own ("the previous Action: search failed", `Action: calculator`
+        below). A segment with no canonical label and no call to cut (most) is appended as it
+        is, after one literal search."""
+        kind, start, value, end, lang = segment
+        labelled = _patterns().labels.search(self.text, value, end) is not None
+        if kind not in _CALLS and (kind == grammar.FINAL_ANSWER or not labelled):
+            found.append(segment)
+            return
+        hits = []
+        hit = self._next(kind, value, end) if labelled else None
+        while hit is not None:
+            hits.append(hit)
+            hit = self._next(hit[2], hit[1], end)
+        ending = _DECIDES.get(ending, ending)
+        while hits and _DECIDES.get(hits[-1][2], hits[-1][2]) == ending:
+            hits.pop()
+        for at, after, inline_kind in hits:
+            self._add(found, kind, start, value, at, lang)
+            kind, start, value = inline_kind, at, after
+            lang = "en" if self.text[at] < "\x80" else "zh"
+        self._add(found, kind, start, value, end, lang)
+
+    def _add(
         self, found: list[Token], kind: str | None, start: int, value: int, end: int, lang: str
     ) -> None:
-        """One line-led segment, split at keywords written inline (`… Action: x Action Input:
-        …`), into `found`. An Action Input's JSON is skipped first, so a keyword inside one of
-        its strings stays; a Final Answer is never split."""
-        text = self.text
-        while kind != grammar.FINAL_ANSWER:
-            hit = self._inline(value, end)
-            if hit is not None and kind == grammar.ACTION_INPUT:
-                skip = value + _json_end(text[value:end])
-                hit = hit if hit[0] >= skip else self._inline(skip, end)
-            if hit is None:
-                break
-            at, after, inline_kind = hit
-            found.append(_token(Token, (kind, start, value, at, lang)))
-            kind, start, value = inline_kind, at, after
-            lang = "en" if text[at] < "\x80" else "zh"
+        """Appends a token; an Action's or Action Input's value ends at a line that reads as
+        an observation (_OBSERVED), which opens an Observation token there, so that it is cut
+        as the model's own observation always is."""
+        if kind in _CALLS and (seen := self._find(_patterns().observed, kind, value, end)):
+            found.append(_token(Token, (kind, start, value, seen.start() + 1, lang)))
+            kind, start, value = grammar.OBSERVATION, seen.start() + 1, seen.end()
         found.append(_token(Token, (kind, start, value, end, lang)))
 
-    def _inline(self, begin: int, end: int) -> tuple[int, int, str] | None:
-        """The first inline keyword in `text[begin:end]` outside reasoning blocks."""
-        inline, window = _patterns().inline, self.window
-        while (match := inline.search(self.text, begin, end)) is not None:
+    def _next(self, kind: str | None, begin: int, end: int) -> tuple[int, int, str] | None:
+        """The inline keyword that ends a `kind` value starting at `begin` (none in a Final
+        Answer)."""
+        if kind == grammar.FINAL_ANSWER:
+            return None
+        match = self._find(_patterns().inline, kind, begin, end)
+        return None if match is None else (match.start(), match.end(), match.lastgroup)
+
+    def _find(
+        self, pattern: re.Pattern[str], kind: str | None, begin: int, end: int
+    ) -> re.Match[str] | None:
+        """The first match of `pattern` in the `kind` value `text[begin:end]`, outside
+        reasoning blocks and, in an Action Input, past its JSON, so that what its strings
+        hold stays in them."""
+        match = self._search(pattern, begin, end)
+        if match is not None and kind == grammar.ACTION_INPUT:
+            skip = begin + _json_end(self.text[begin:end])
+            match = match if match.start() >= skip else self._search(pattern, skip, end)
+        return match
+
+    def _search(self, pattern: re.Pattern[str], begin: int, end: int) -> re.Match[str] | None:
+        window = self.window
+        while (match := pattern.search(self.text, begin, end)) is not None:
             if not (window.masks and window.masked(match.start())):
-                return match.start(), match.end(), match.lastgroup
+                return match
             begin = match.end()
         return None
 
 
 _HEADING_REST = re.compile(r"[ \t\r]*(?:\*\*|__)?[ \t\r]*")
+#: For the inline rule, a Final Answer is of the Action's kind: either decides the step.
+_DECIDES = {grammar.FINAL_ANSWER: grammar.ACTION}
+#: The values that an observation-like line ends (_OBSERVED): a call's.
+_CALLS = frozenset({grammar.ACTION, grammar.ACTION_INPUT})
 
 
 def _json_end(segment: str) -> int:

@@ -149,11 +149,11 @@ def quote(fragment: str, limit: int = 80) -> str:
 
 def implicit_problem(body: str) -> str | None:
     """Why a keyword-less completion is not an answer ("intention", "fragment"), or None."""
-    intention, fragment_end, tool_question, single_token, cjk, sentence_end = _checks()
-    if intention.match(body):
+    _, fragment_end, tool_question, single_token, cjk, sentence_end = _checks()
+    if states_intention(body):
         return "intention"
     sentences = [s for s in sentence_end.split(body[-400:]) if s.strip()]
-    if intention.match(sentences[-1].strip()):
+    if states_intention(sentences[-1].strip()):
         return "intention"
     if fragment_end.search(body[-40:]) or _is_label(body):
         return "fragment"
@@ -162,6 +162,12 @@ def implicit_problem(body: str) -> str | None:
     ):
         return "fragment"
     return None
+
+
+def states_intention(text: str) -> bool:
+    """Whether `text` opens by saying what the model will do ("I should search…", "Let me…",
+    "Need to check…", "我需要…")."""
+    return _checks()[0].match(text) is not None
 
 
 def _is_label(body: str) -> bool:

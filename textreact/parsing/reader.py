@@ -15,7 +15,11 @@ from textreact.parsing.window import Window
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
 _TAG = r"</?[A-Za-z_]{1,20}>"
+#: The line that opens each round of the classic ReAct prompt (LangChain's), in either language.
+_QUESTION = r"(?i)\n[ \t]*(?:\*\*|__)?(?:question|问题)[ \t]*(?:\*\*|__)?[:：]"
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+#: What decides besides an action: an answer, and an Action Input until an Action line.
+_DECIDING = (grammar.FINAL_ANSWER, grammar.ACTION_INPUT)
 #: The keys under which a `final_answer` pseudo-tool's object carries the answer.
 _ANSWER_KEYS = ("answer", "final_answer", "response", "output", "text", "result", "content")
 
@@ -34,13 +38,19 @@ class Reader:
             return messages.error("all_reasoning", _lang_of(self.text))
         scanner = Scanner(self.text, window)
         tokens, decision = self._tokens(scanner)
-        if decision is None and scanner.bare_lines:
-            tokens, decision = self._bare(tokens)
+        if scanner.bare_lines and (
+            decision is None or tokens[decision].kind == grammar.ACTION_INPUT
+        ):
+            tokens, decision = self._bare(tokens, decision)
         # tokens[0] is the text before the first keyword; the first keyword's language rules
         lang = tokens[1].lang if len(tokens) > 1 else _lang_of(self.text[window.start :])
-        if decision is not None and tokens[decision].kind == grammar.ACTION:
-            return self._action(tokens, decision, lang)
         if decision is not None:
+            kind = tokens[decision].kind
+            if kind == grammar.ACTION:
+                return self._action(tokens, decision, lang)
+            if kind == grammar.ACTION_INPUT:
+                rest = self._rest(tokens[decision].end)
+                return messages.error("input_without_action", lang, rest=rest)
             return self._final(tokens, decision, lang)
         for token in tokens:
             if token.kind == grammar.OBSERVATION:
@@ -52,31 +62,36 @@ class Reader:
         return self._no_decision(tokens, lang)
 
     def _tokens(self, scanner: Scanner) -> tuple[list[Token], int | None]:
-        """Keyword tokens up to the decision (the first action's input, or the first answer),
-        and the index of the deciding token. A keyword with nothing after it decides nothing,
-        so a run of empty keywords is passed over."""
+        """Keyword tokens up to the decision, and the index of the deciding token: the first
+        action (with its input), the first answer, or an Action Input before any Action line,
+        a call request broken at its first line, so that no answer the model then wrote on an
+        observation of its own invention counts. A keyword with nothing after it decides
+        nothing, so a run of empty keywords is passed over."""
         found = scanner.tokens()
+        deciding = _DECIDING
         for index, token in enumerate(found):
             kind = token.kind
             if kind == grammar.ACTION:
+                deciding = _DECIDING[:1]
                 written = self._value(token)
                 if written and not inputs.is_no_action(written):
                     self.written = written
                     return found, index
-            elif kind == grammar.FINAL_ANSWER and self._value(token):
+            elif kind in deciding and self._value(token):
                 return found, index
         return found, None
 
-    def _bare(self, tokens: list[Token]) -> tuple[list[Token], int | None]:
+    def _bare(self, tokens: list[Token], decided: int | None) -> tuple[list[Token], int | None]:
         """Keywords written without colons, each alone on its line, values below: read so only
-        when nothing else decided, and only when two or more such lines are found or the reply
-        opens with one, so a word like `Action` in a list stays text."""
+        when no action decided (a bare `Action` line above an `Action Input:` one is that
+        action's), and only when two or more such lines are found or the reply opens with
+        one, so a word like `Action` in a list stays text."""
         scanner = Scanner(self.text, self.window, bare=True)
         bare, decision = self._tokens(scanner)
         opens = bare[0].kind is None and not self._value(bare[0])
         if decision is not None and (scanner.bare_lines >= 2 or opens):
             return bare, decision
-        return tokens, None
+        return tokens, decided
 
     def _value(self, token: Token) -> str:
         """A token's value without reasoning blocks, stripped."""
@@ -110,7 +125,21 @@ class Reader:
 
     def _extend(self, end: int) -> int:
         """A segment that reached the scan limit runs on to the end of the text."""
-        return self.window.end if end >= self.window.stop else end
+        return self.window.end if end == self.window.stop else end
+
+    def _past_turn(self, at: int) -> int | None:
+        """Where the JSON of an Action Input that starts at `at` and that a turn token ends
+        closes, when it closes past the token: then the token lies inside one of its strings
+        (arguments about a chat template), and is their text, not the end of the turn. None
+        when it closes before the token, or nowhere: then the token did end the turn."""
+        try:
+            decoded = jsonish.decode(self.text[at:])
+        except jsonish.AmbiguousJsonError:
+            raise
+        except jsonish.JsonishError:
+            return None
+        closed = at + decoded.end
+        return closed if closed > self.window.turn and "truncated" not in decoded.repairs else None
 
     # -- the outcomes ---------------------------------------------------------------------
 
@@ -132,6 +161,12 @@ class Reader:
                     return messages.error("no_input", lang, tool=tool, note="empty_input")
                 value, repairs = inputs.read_input(raw)
                 end = following.end
+                if end == self.window.turn and raw.startswith(("{", "[", "```")):
+                    closed = self._past_turn(following.value)
+                    if closed is not None:
+                        raw = strip(self.text[following.value : closed])
+                        value, repairs = inputs.read_input(raw)
+                        end = closed
             else:
                 if call is None:
                     return messages.error(
@@ -151,9 +186,25 @@ class Reader:
 
     def _final(self, tokens: list[Token], at: int, lang: str) -> Step:
         token = tokens[at]
-        end = self._extend(token.end)
+        end = self._answer_end(token, at + 1 < len(tokens))
         answer = self._slice(token.value, end)
         return FinalAnswer(answer, self._thought(tokens, at), False, self._rest(end))
+
+    def _answer_end(self, token: Token, followed: bool) -> int:
+        """Where an answer ends: at the next keyword line, or before what closes the reply and
+        not the answer. A `Question:` line with more keyword lines after it (`followed`) is a
+        completion model going on with the prompt's pattern, a new question and its steps;
+        without them it is the answer's own (a list of questions and answers). A closing
+        fence on the last line that the answer never opened closes a fenced reply."""
+        end = self._extend(token.end)
+        body = self.text[token.value : end]
+        question = re.search(_QUESTION, body) if followed else None
+        if question is not None and strip(body[: question.start()]):
+            return token.value + question.start() + 1
+        last = body.rstrip()
+        if last.endswith("\n```") and last.count("```") % 2 and strip(last[:-3]):
+            return token.value + len(last) - 3
+        return end
 
     def _implicit(self, lang: str) -> Step:
         body = self._slice(self.window.start or 0, self._extend(self.window.stop))

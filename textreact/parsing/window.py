@@ -1,7 +1,7 @@
 """Completion text -> the window the parser reads: where the leading reasoning ends, the later
-`<think>` blocks inside it, and where a stop-word residue begins. Only `str.find`-class scans
-(and, for a reply that opens with a long run of empty keywords, one linear match), so a
-megabyte costs what its few `find` calls cost."""
+`<think>` blocks inside it, and where the reply ends (at an end-of-turn token, or before a
+stop-word residue). Only `str.find`-class scans (and, for a reply that opens with a long run
+of empty keywords, one linear match), so a megabyte costs what its few `find` calls cost."""
 
 from __future__ import annotations
 
@@ -16,18 +16,34 @@ SCAN_LIMIT = 16_384
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 #: A stop-word residue lies on the last line, within this many characters of the end.
 _RESIDUE_REACH = 40
+#: The chat-template tokens that end the model's turn, or open the next one, as a raw
+#: completion endpoint or a template the server does not know leaves them in the text. The
+#: reply ends at the first one: what follows is no part of any step (nor is the token itself,
+#: which would otherwise stay in an answer or a plain-string Action Input). Every one starts
+#: with `<`, which the search relies on.
+END_OF_TURN = (
+    "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|start_header_id|>",  # Llama 3
+    "<|im_end|>", "<|im_start|>", "<|endoftext|>",  # ChatML (Qwen, SmolLM), GPT-2
+    "<|end|>", "<|return|>",  # Phi-3, gpt-oss
+    "<end_of_turn>", "<start_of_turn>",  # Gemma
+    "</s>",  # Llama 2, Mistral
+    "<｜end▁of▁sentence｜>", "<｜User｜>",  # DeepSeek, with full-width bars
+    "<|END_OF_TURN_TOKEN|>",  # Command R
+)  # fmt: skip
 
 
 class Window:
     """`text[start:stop]` is scanned for keywords (`start` None: all of it is reasoning);
-    `end` is where the reply ends (before a residue); `masks` are (start, end) think blocks."""
+    `end` is where the reply ends (at `turn`, the first END_OF_TURN token if any, or before a
+    residue); `masks` are (start, end) think blocks."""
 
-    __slots__ = ("end", "masks", "start", "stop")
+    __slots__ = ("end", "masks", "start", "stop", "turn")
 
     def __init__(self, text: str) -> None:
-        self.end = _residue_start(text)
         thinks = "think>" in text  # both tags end so: one test for the common reply with none
         start = _reasoning_end(text) if thinks else 0
+        self.turn = _turn_end(text, start or 0)
+        self.end = _residue_start(text, len(text) if self.turn is None else self.turn)
         if start is not None and len(text) - start > SCAN_LIMIT:
             start = _past_empty_keywords(text, start)
         self.start = start
@@ -65,15 +81,30 @@ def _past_empty_keywords(text: str, start: int) -> int:
     return run.start(1)
 
 
-def _residue_start(text: str) -> int:
-    at = max(0, len(text) - _RESIDUE_REACH)
-    if text.find("\n", at) < 0:
-        return len(text)
-    tail = grammar.fold(text[at:])
+def _turn_end(text: str, start: int) -> int | None:
+    """Where the first END_OF_TURN token after `start` begins. One `find` per token, each
+    bounded by the best so far: linear, and a text with no `<` after `start` (most replies)
+    costs one `find`."""
+    if text.find("<", start) < 0:
+        return None
+    end = len(text)
+    for token in END_OF_TURN:
+        at = text.find(token, start, end)
+        if at >= 0:
+            end = at
+    return end if end < len(text) else None
+
+
+def _residue_start(text: str, end: int) -> int:
+    """Where a stop-word residue at the end of `text[:end]` begins, else `end`."""
+    at = max(0, end - _RESIDUE_REACH)
+    if text.find("\n", at, end) < 0:
+        return end
+    tail = grammar.fold(text[at:end])
     if "obs" not in tail and "观" not in tail:  # the shortest residues: `\nObs`, `\n观`
-        return len(text)
+        return end
     residue = _residue_pattern().search(tail)
-    return at + residue.start() if residue else len(text)
+    return at + residue.start() if residue else end
 
 
 def _reasoning_end(text: str) -> int | None:
