@@ -45,6 +45,9 @@ class Reply:
     #: Reset the connection after this many bytes of the response (0: before any byte), as a
     #: server that crashes mid-reply does.
     cut: int | None = None
+    #: Close the connection in an orderly way (no reset) after this many bytes of the body,
+    #: short of its Content-Length: a body that ends early, every byte before it received.
+    end_body: int | None = None
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,7 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 text = reply.body if reply.body is not None else b""
                 payload = text.encode() if isinstance(text, str) else text
                 ctype = reply.headers.get("content-type", "application/json")
-            if reply.drip or reply.cut is not None:
+            if reply.drip or reply.cut is not None or reply.end_body is not None:
                 self._send_raw(reply, payload, ctype)
                 return
             try:
@@ -248,6 +251,8 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             head = "\r\n".join(lines).encode()
             data = head + payload
             end = len(data) if reply.cut is None else min(reply.cut, len(data))
+            if reply.end_body is not None:
+                end = min(end, len(head) + reply.end_body)
             start = 0 if reply.drip_headers else len(head)
             try:
                 self.wfile.write(data[: min(start, end)])
