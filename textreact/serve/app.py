@@ -97,6 +97,8 @@ class _Proxy:
                 body = json.loads(await _body(request))
             except ValueError as exc:
                 raise bad_request(f"the request body is not JSON: {exc}") from None
+            except RecursionError:
+                raise bad_request("the request body is JSON nested too deeply to read") from None
             call = parse_request(body, model=self.config.model)
             key = _key(request)
             upstream = self._upstream

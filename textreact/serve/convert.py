@@ -15,7 +15,8 @@ from typing import Any
 from textreact import grammar, observation, prompt
 from textreact.errors import ConfigError
 from textreact.models import Message
-from textreact.serve.errors import bad_request
+from textreact.serve.errors import ServeError, bad_request
+from textreact.serve.schemas import SchemaProblem, checked_schema
 from textreact.steps import Action, FinalAnswer
 from textreact.tools import Tool
 
@@ -71,18 +72,21 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages must be a non-empty array of message objects", "messages")
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            raise bad_request(
-                f"messages[{i}] must be an object whose role is one of "
-                f"{', '.join(sorted(_ROLES))}, got {_shown(message)}",
-                f"messages[{i}]",
-            )
+        _check_message(message, i)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise bad_request(f"stream must be true or false, got {_shown(stream)}", "stream")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise bad_request("stream_options must be an object", "stream_options")
+    for legacy in ("functions", "function_call"):
+        if body.get(legacy) is not None:
+            raise bad_request(
+                f"{legacy} is the legacy function-calling API, which this server does not take: "
+                'send tools=[{"type": "function", "function": {name, description, parameters}}] '
+                "(and tool_choice) instead",
+                legacy,
+            )
     tools = request_tools(body.get("tools"))
     choice = tool_choice(body.get("tool_choice"), tools)
     if tools and body.get("n", 1) not in (1, None):
@@ -98,6 +102,36 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
         stop=_stops(body.get("stop")),
         options={k: v for k, v in body.items() if k not in HANDLED},
     )
+
+
+def _check_message(message: Any, i: int) -> None:
+    """A 400 for a message that is not an object with a known role and readable content."""
+    if not isinstance(message, dict):
+        raise bad_request(
+            f'messages[{i}] must be an object such as {{"role": "user", "content": "..."}}, '
+            f"got {_shown(message)}",
+            f"messages[{i}]",
+        )
+    role = message.get("role")
+    if role == "function":
+        raise bad_request(
+            f'messages[{i}] has role "function", the legacy function-calling API, which this '
+            'server does not take: send tools, and each result as role "tool" with the '
+            "tool_call_id of the call it answers",
+            f"messages[{i}].role",
+        )
+    if not isinstance(role, str) or role not in _ROLES:
+        raise bad_request(
+            f"messages[{i}].role must be one of {', '.join(sorted(_ROLES))}, got {_shown(role)}",
+            f"messages[{i}].role",
+        )
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise bad_request(
+            f"messages[{i}].content must be a string or an array of content parts, got "
+            f"{_shown(content)}",
+            f"messages[{i}].content",
+        )
 
 
 def request_tools(specs: Any) -> tuple[Tool, ...]:
@@ -118,15 +152,40 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
             )
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise bad_request(f"tools[{i}].function must be an object with a name", f"tools[{i}]")
+        where = f"tools[{i}].function"
         try:
             tools.append(_tool(json.dumps(function, sort_keys=True)))
-        except (ConfigError, TypeError, ValueError) as exc:
-            raise bad_request(f"tools[{i}]: {exc}", f"tools[{i}].function") from None
+        except SchemaProblem as exc:
+            raise bad_request(f"{where}.{exc}", f"{where}.parameters") from None
+        except ConfigError as exc:
+            raise _tool_problem(exc, where) from None
+        except Exception:  # passed the checks, yet unusable: say so, not Python's words
+            raise bad_request(
+                f"{where}.parameters could not be used as a JSON Schema: check that every "
+                "keyword holds what JSON Schema says it holds (properties: an object of schemas, "
+                "type: a type name, required: an array of names, anyOf: an array of schemas)",
+                f"{where}.parameters",
+            ) from None
     names = [t.name for t in tools]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise bad_request(f"tool names must be unique; given twice: {', '.join(twice)}", "tools")
     return tuple(tools)
+
+
+def _tool_problem(exc: ConfigError, where: str) -> ServeError:
+    """The 400 for a function textreact refused, in the client's terms."""
+    said = str(exc)
+    if said.startswith("tool name"):
+        return bad_request(f"{where}.name: {said}", f"{where}.name")
+    if "its example" in said:  # no example call fits: a pattern or a bound it cannot guess
+        problems = said.partition("(")[2].rpartition(")")[0] or said
+        return bad_request(
+            f"{where}.parameters: no example call could be made that fits it ({problems}); "
+            'add "examples": [a value that fits] to each parameter named there',
+            f"{where}.parameters",
+        )
+    return bad_request(f"{where}: {said}", f"{where}.parameters")
 
 
 @lru_cache(maxsize=512)
@@ -136,8 +195,10 @@ def _tool(function_json: str) -> Tool:
     description = function.get("description")
     if not isinstance(description, str) or not description.strip():
         description = name  # the name is all the client said of it
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool.from_schema(name, description, parameters)
+    parameters = function.get("parameters")
+    if parameters is None:
+        parameters = {"type": "object", "properties": {}}
+    return Tool.from_schema(name, description, checked_schema(parameters, "parameters"))
 
 
 def tool_choice(value: Any, tools: Sequence[Tool]) -> str:
