@@ -1,0 +1,85 @@
+"""`textreact serve` against OpenAI's Chat Completions contract, through the official SDK:
+finish reasons (length after a failed re-ask, content_filter), stop sequences that fit a
+four-stop upstream, tool history without tools, short keys, routes, response_format."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+from serve_support import CLOCK, QUESTION, WEATHER, proxy, streamed, text
+
+from textreact.serve.convert import request_tools
+from textreact.serve.turn import Answer, Judge
+from textreact.steps import Completion
+
+CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
+CUT = 'Thought: x\nAction: get_weather\nAction Input: {"city": "Par'
+
+_CLIENTS: list[openai.OpenAI] = []
+
+
+def client(url: str) -> openai.OpenAI:
+    made = openai.OpenAI(base_url=url, api_key="client-key", max_retries=0)
+    _CLIENTS.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
+def _ask(url: str, **request):
+    return client(url).chat.completions.create(
+        model="m", messages=QUESTION, tools=[WEATHER], **request
+    )
+
+
+def _chunks(url: str, **request) -> list:
+    return list(_ask(url, stream=True, **request))
+
+
+# finish_reason
+
+
+def test_giving_up_on_a_reply_cut_by_the_token_limit_says_length() -> None:
+    with proxy([text(CUT, finish_reason="length")] * 2) as (upstream, url):
+        reply = _ask(url, max_tokens=10)
+    choice = reply.choices[0]
+    assert choice.finish_reason == "length" and not choice.message.tool_calls
+    assert "[textreact:" in choice.message.content and len(upstream.posts) == 2
+
+
+def test_a_streamed_reply_cut_twice_by_the_token_limit_says_length() -> None:
+    with proxy([streamed(CUT, finish_reason="length")] * 2) as (_, url):
+        chunks = _chunks(url, max_tokens=10)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+
+
+def test_a_cut_reply_followed_by_one_that_fails_otherwise_says_stop() -> None:
+    with proxy([text(CUT, finish_reason="length"), text("Thought: hmm.")]) as (_, url):
+        reply = _ask(url)
+    assert reply.choices[0].finish_reason == "stop"
+
+
+@pytest.mark.parametrize("reply", ["Final Answer: I cannot say more about", CALL, "half a"])
+def test_the_upstreams_content_filter_comes_back_as_content_filter_without_a_reask(
+    reply,
+) -> None:
+    with proxy([text(reply, finish_reason="content_filter")]) as (upstream, url):
+        answer = _ask(url)
+    choice = answer.choices[0]
+    assert choice.finish_reason == "content_filter" and not choice.message.tool_calls
+    assert choice.message.content and len(upstream.posts) == 1
+    with proxy([streamed(reply, finish_reason="content_filter")]) as (upstream, url):
+        chunks = _chunks(url)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "content_filter"
+    assert len(upstream.posts) == 1
+
+
+def test_the_judge_reads_a_filtered_answer_as_its_answer() -> None:
+    judge = Judge(request_tools([WEATHER, CLOCK]))
+    verdict = judge.read(Completion("Thought: t\nFinal Answer: partly", "content_filter"))
+    assert verdict == Answer("partly", "t", "content_filter")
