@@ -135,11 +135,15 @@ class FakeServer:
         *,
         models: Sequence[str] | None = ("fake-model",),
         props: dict[str, Any] | None = None,
+        max_stops: int | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.models = models
         #: The body of `GET /props` (llama.cpp's server describes itself there); None: 404.
         self.props = props
+        #: Refuse a POST with more stop sequences than this with a 400, as OpenAI refuses more
+        #: than 4 (no scripted reply is taken); None takes any number.
+        self.max_stops = max_stops
         self.requests: list[Request] = []
         self.unscripted = 0
         self._lock = threading.Lock()
@@ -198,6 +202,13 @@ class FakeServer:
                 if self.props is None:
                     return Reply(404, error_body("no such endpoint", type="not_found"))
                 return Reply(200, dict(self.props))
+            stop = request.body.get("stop") if isinstance(request.body, dict) else None
+            if self.max_stops is not None and isinstance(stop, list) and len(stop) > self.max_stops:
+                message = (
+                    f"'stop': array too long. Expected an array with maximum length "
+                    f"{self.max_stops}, but got an array with length {len(stop)} instead."
+                )
+                return Reply(400, error_body(message, param="stop"))
             if request.method == "POST" and self.replies:
                 return self.replies.popleft()
             self.unscripted += 1

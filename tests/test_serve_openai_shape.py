@@ -4,11 +4,17 @@ four-stop upstream, tool history without tools, short keys, routes, response_for
 
 from __future__ import annotations
 
+import contextlib
+
 import openai
 import pytest
+from fakeserver import FakeServer
 from serve_support import CLOCK, QUESTION, WEATHER, proxy, streamed, text
 
+from textreact import grammar
+from textreact.serve import ServeConfig, create_app, serving
 from textreact.serve.convert import request_tools
+from textreact.serve.stops import stops_for
 from textreact.serve.turn import Answer, Judge
 from textreact.steps import Completion
 
@@ -83,3 +89,51 @@ def test_the_judge_reads_a_filtered_answer_as_its_answer() -> None:
     judge = Judge(request_tools([WEATHER, CLOCK]))
     verdict = judge.read(Completion("Thought: t\nFinal Answer: partly", "content_filter"))
     assert verdict == Answer("partly", "t", "content_filter")
+
+
+# stop sequences
+
+
+@contextlib.contextmanager
+def four_stop_proxy(replies, **settings):
+    """The proxy in front of an upstream that refuses more than four stops, as OpenAI does."""
+    with FakeServer(replies, max_stops=4) as upstream:
+        config = ServeConfig(upstream.base_url, constrain="off", max_retries=0, **settings)
+        with serving(create_app(config)) as url:
+            yield upstream, url
+
+
+def test_a_client_stop_works_against_an_upstream_that_takes_four() -> None:
+    answer = "Thought: t\nFinal Answer: It is 18 C"
+    with four_stop_proxy([text(answer), streamed(answer)]) as (upstream, url):
+        reply = _ask(url, stop=["END"])
+        chunks = _chunks(url, stop="END")
+    assert reply.choices[0].message.content == "It is 18 C"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C"
+    for post in upstream.posts:
+        assert len(post.body["stop"]) == 4
+        assert post.body["stop"][0] == "\nObservation:" and post.body["stop"][-1] == "END"
+
+
+def test_four_client_stops_send_three_and_the_proxy_cuts_at_the_fourth() -> None:
+    said = "Thought: t\nFinal Answer: It is 18 C. STOP and more the model should not have said"
+    stops = ["A1", "B2", "C3", "STOP"]
+    with four_stop_proxy([text(said), streamed(said, pieces=20)]) as (upstream, url):
+        reply = _ask(url, stop=stops)
+        chunks = _chunks(url, stop=stops)
+    assert reply.choices[0].message.content == "It is 18 C."
+    streamed_content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert streamed_content == "It is 18 C."
+    assert upstream.posts[0].body["stop"] == ["\nObservation:", "A1", "B2", "C3"]
+
+
+def test_the_stops_put_the_protocols_first_and_its_language_first_of_all() -> None:
+    assert stops_for(()).upstream == tuple(
+        sorted(grammar.STOP_SEQUENCES, key=lambda s: not s.startswith("\nObservation"))
+    )
+    assert stops_for(("END",), "zh").upstream[0] == "\n观察"
+    assert stops_for(("END", "END", ""), "en").upstream[-1] == "END"
+    held = stops_for(("a", "b", "c", "STOP"))
+    assert held.local == ("STOP",)
+    assert held.readable("x ST") == "x " and held.readable("x STOP y") == "x "
+    assert held.readable("x STAR") == "x STAR"

@@ -15,7 +15,6 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact import grammar
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
@@ -24,6 +23,7 @@ from textreact.serve.config import ServeConfig
 from textreact.serve.convert import ChatRequest, earlier_calls, parse_request, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.reply import Chunks, completion_body
+from textreact.serve.stops import Stops, stops_for
 from textreact.serve.turn import Judge, Problem
 from textreact.serve.upstream import Stream, Upstream
 from textreact.steps import Usage
@@ -123,17 +123,18 @@ class _Proxy:
             background=BackgroundTask(raw.aclose),
         )
 
-    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The upstream body (without its messages) and the grammar's fields for this call."""
-        stops = list(dict.fromkeys((*grammar.STOP_SEQUENCES, *call.stop)))
-        body = {**call.options, "model": call.model, "stop": stops}
+    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any], Stops]:
+        """The upstream body (without its messages), the grammar's fields for this call, and
+        its stops (those that did not fit the upstream are the proxy's to cut at)."""
+        stops = stops_for(call.stop, self.config.lang)
+        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
         server = await self._upstream.server()
         if server is None:
-            return body, {}
+            return body, {}, stops
         from textreact.constrain import tools_grammar
 
         rules = tools_grammar(call.tools, tool_choice=call.tool_choice, lang=self.config.lang)
-        return body, server.request_fields(rules)
+        return body, server.request_fields(rules), stops
 
     def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
         config = self.config
@@ -145,12 +146,13 @@ class _Proxy:
         from starlette.responses import JSONResponse
 
         judge, messages = self._judge(call)
-        body, fields = await self._request(call)
+        body, fields, stops = await self._request(call)
         usage, model, reasks = Usage(), call.model, 0
         for attempt in range(2):
             completion, named = await self._upstream.complete(
                 {**body, "messages": messages}, key, fields
             )
+            completion = stops.apply(completion)
             usage += completion.usage
             model = named or model
             verdict = judge.read(completion)
@@ -178,7 +180,7 @@ class _Proxy:
         from starlette.responses import StreamingResponse
 
         judge, messages = self._judge(call)
-        body, fields = await self._request(call)
+        body, fields, stops = await self._request(call)
 
         async def reopen(conversation: Sequence[Message]) -> Stream:
             return await self._upstream.stream(
@@ -193,6 +195,7 @@ class _Proxy:
             reopen=reopen,
             chunks=Chunks(call.model, include_usage=call.include_usage),
             show_thoughts=self.config.show_thoughts,
+            stops=stops,
         )
         return StreamingResponse(
             events, media_type="text/event-stream", background=BackgroundTask(first.aclose)

@@ -19,6 +19,7 @@ from textreact.models import Message
 from textreact.parser import parse
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import DONE, Chunks, sse
+from textreact.serve.stops import Stops
 from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
 from textreact.serve.upstream import Stream
 from textreact.steps import Action, Completion, FinalAnswer, Usage
@@ -154,9 +155,11 @@ async def events(
     reopen: Reopen,
     chunks: Chunks,
     show_thoughts: bool = False,
+    stops: Stops,
 ) -> AsyncIterator[bytes]:
-    """The SSE bytes of one streamed request: the reply read as it comes, one re-ask (a
-    second upstream stream) when it cannot be used, the finish and the usage. An upstream
+    """The SSE bytes of one streamed request: the reply read as it comes (cut at the stops
+    that are the proxy's to apply), one re-ask (a second upstream stream) when it cannot be
+    used, the finish and the usage. An upstream
     failure after the response has begun is an error event, as OpenAI sends one."""
     yield chunks.role()
     usage, source, verdict = Usage(), first, None
@@ -169,9 +172,10 @@ async def events(
                 reason = delta.finish_reason or reason
                 if delta.text:
                     text += delta.text
-                    for piece in _encoded(committer.feed(text), chunks):
+                    for piece in _encoded(committer.feed(stops.readable(text)), chunks):
                         yield piece
-            verdict, left = committer.finish(text, reason)
+            text, stopped = stops.cut(text)
+            verdict, left = committer.finish(text, "stop" if stopped else reason)
             for piece in _encoded(left, chunks):
                 yield piece
             if not isinstance(verdict, Problem):
