@@ -137,3 +137,49 @@ def test_the_stops_put_the_protocols_first_and_its_language_first_of_all() -> No
     assert held.local == ("STOP",)
     assert held.readable("x ST") == "x " and held.readable("x STOP y") == "x "
     assert held.readable("x STAR") == "x STAR"
+
+
+# tool history without tools
+
+HISTORY = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_a", "type": "function",
+         "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+    {"role": "tool", "tool_call_id": "call_a", "content": "18C sunny"},
+]  # fmt: skip
+
+
+def test_tool_history_without_tools_is_rendered_as_actions_and_observations() -> None:
+    lyon = 'Action: get_weather\nAction Input: {"city": "Lyon"}'
+    with proxy([text("Thought: t\nFinal Answer: 18C and sunny."), text(lyon)]) as (upstream, url):
+        reply = client(url).chat.completions.create(model="m", messages=HISTORY)
+        with_tools = client(url).chat.completions.create(
+            model="m", messages=HISTORY, tools=[WEATHER]
+        )
+    assert reply.choices[0].message.content == "18C and sunny."
+    assert reply.choices[0].finish_reason == "stop" and with_tools.choices[0].message.tool_calls
+    without, alongside = (post.body for post in upstream.posts)
+    assert "tools" not in without and "tool_calls" not in str(without["messages"])
+    assert [m["role"] for m in without["messages"]] == ["system", "user", "assistant", "user"]
+    assert without["messages"][2:] == alongside["messages"][2:]
+    assert without["messages"][2]["content"].startswith("Action: get_weather")
+    assert without["messages"][3]["content"] == "Observation: 18C sunny"
+    assert "(no tools: answer directly)" in without["messages"][0]["content"]
+
+
+def test_without_tools_a_call_in_the_reply_is_reasked_as_no_call_to_make() -> None:
+    with proxy([streamed(CALL), streamed("Final Answer: It is sunny.")]) as (upstream, url):
+        chunks = list(client(url).chat.completions.create(model="m", messages=HISTORY, stream=True))
+    content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert content == "It is sunny." and len(upstream.posts) == 2
+    assert "Do not call a tool" in upstream.posts[1].body["messages"][-1]["content"]
+
+
+def test_a_plain_conversation_still_passes_through_untouched() -> None:
+    plain = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    with proxy([text("Thought: x")]) as (upstream, url):
+        reply = client(url).chat.completions.create(model="m", messages=plain)
+    assert reply.choices[0].message.content == "Thought: x"
+    assert upstream.posts[0].body == {"model": "m", "messages": plain}

@@ -102,7 +102,8 @@ class _Proxy:
             call = parse_request(body, model=self.config.model)
             key = _key(request)
             upstream = self._upstream
-            if not call.tools or await upstream.native(call.model, key):
+            text = call.tools or call.tool_history  # a history of calls needs the protocol too
+            if not text or await upstream.native(call.model, key):
                 return await self._passthrough(call, key)
             if call.stream:
                 return await self._stream(call, key)

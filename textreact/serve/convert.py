@@ -49,10 +49,13 @@ class ChatRequest:
     #: The model asked of the upstream (the server's `--model` when it has one).
     model: str
     messages: list[dict[str, Any]]
-    #: The request's own tools; () means no tools: the request passes through.
+    #: The request's own tools; () with no `tool_history`: the request passes through.
     tools: tuple[Tool, ...] = ()
-    #: "auto", "required", "none", or one tool's name.
+    #: "auto", "required", "none", or one tool's name ("none" when there are no tools).
     tool_choice: str = "auto"
+    #: Whether the conversation holds earlier tool calls or results: without tools it is still
+    #: a text-protocol turn (an upstream with no tool calls cannot read them raw).
+    tool_history: bool = False
     stream: bool = False
     include_usage: bool = False
     #: The client's own stop sequences, sent beside the protocol's.
@@ -89,14 +92,23 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
             )
     tools = request_tools(body.get("tools"))
     choice = tool_choice(body.get("tool_choice"), tools)
-    if tools and body.get("n", 1) not in (1, None):
-        raise bad_request("n must be 1 when tools are given (one reply is parsed per request)", "n")
+    if not tools:
+        choice = "none"  # no call to make: a text-protocol turn without tools is an answer
+    history = any(
+        m["role"] == "tool" or (m["role"] == "assistant" and m.get("tool_calls")) for m in messages
+    )
+    if (tools or history) and body.get("n", 1) not in (1, None):
+        raise bad_request(
+            "n must be 1 when tools or tool results are given (one reply is parsed per request)",
+            "n",
+        )
     return ChatRequest(
         body=body,
         model=chosen,
         messages=messages,
         tools=tools,
         tool_choice=choice,
+        tool_history=history,
         stream=stream,
         include_usage=bool(options.get("include_usage")),
         stop=_stops(body.get("stop")),
