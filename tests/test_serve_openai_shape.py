@@ -8,12 +8,13 @@ import contextlib
 
 import openai
 import pytest
-from fakeserver import FakeServer
+from fakeserver import FakeServer, Reply, error_body
 from serve_support import CLOCK, QUESTION, WEATHER, proxy, streamed, text
 
 from textreact import grammar
 from textreact.serve import ServeConfig, create_app, serving
 from textreact.serve.convert import request_tools
+from textreact.serve.errors import secret_keys
 from textreact.serve.stops import stops_for
 from textreact.serve.turn import Answer, Judge
 from textreact.steps import Completion
@@ -183,3 +184,28 @@ def test_a_plain_conversation_still_passes_through_untouched() -> None:
         reply = client(url).chat.completions.create(model="m", messages=plain)
     assert reply.choices[0].message.content == "Thought: x"
     assert upstream.posts[0].body == {"model": "m", "messages": plain}
+
+
+# keys blanked in messages
+
+
+def test_a_short_key_is_not_blanked_inside_other_words_and_a_long_one_is() -> None:
+    leak = "bad key sk-live-0123456789 for this fake model"
+    replies = [Reply(401, error_body(leak)), Reply(401, error_body(leak))]
+    with proxy(replies, upstream_api_key="sk-live-0123456789") as (_, url):
+        for key in ("k", "sk-live-0123456789"):
+            shown = openai.OpenAI(base_url=url, api_key=key, max_retries=0)
+            _CLIENTS.append(shown)
+            with pytest.raises(openai.AuthenticationError) as caught:
+                shown.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
+            assert caught.value.body["message"] == "bad key *** for this fake model"
+    assert secret_keys(["k", None, "", "1234567", "12345678"]) == ["12345678"]
+
+
+def test_a_short_client_key_leaves_the_upstreams_words_whole() -> None:
+    with proxy([Reply(500, error_body("the fake upstream broke"))]) as (_, url):
+        shown = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        _CLIENTS.append(shown)
+        with pytest.raises(openai.APIStatusError) as caught:
+            shown.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
+    assert "the fake upstream broke" in caught.value.body["message"]

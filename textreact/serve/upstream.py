@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from textreact import templates
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
 from textreact.redact import blank_text, public_url
-from textreact.serve.errors import ServeError, malformed_upstream, upstream_fault
+from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
 from textreact.serve.reply import DONE, sse
 from textreact.steps import Completion, Usage
 
@@ -162,8 +162,9 @@ class Upstream:
             return self.client
         return self.client.with_options(api_key=key)
 
-    def _secrets(self, key: str | None) -> list[str | None]:
-        return [self.config.upstream_api_key, key]
+    def _secrets(self, key: str | None) -> list[str]:
+        """The keys blanked in what the client is shown (`secret_keys`: long enough to be)."""
+        return secret_keys([self.config.upstream_api_key, key])
 
     async def _post(self, body: Mapping[str, Any], key: str | None, *, whole: bool = False) -> Any:
         """The upstream's response to one chat request: its body not yet read, or with
