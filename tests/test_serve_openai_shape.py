@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
+import httpx
 import openai
 import pytest
 from fakeserver import FakeServer, Reply, error_body
@@ -209,3 +210,44 @@ def test_a_short_client_key_leaves_the_upstreams_words_whole() -> None:
         with pytest.raises(openai.APIStatusError) as caught:
             shown.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
     assert "the fake upstream broke" in caught.value.body["message"]
+
+
+# routes
+
+
+def test_unknown_routes_and_wrong_methods_are_json_errors_in_openais_shape() -> None:
+    with proxy() as (_, url):
+        root = url.removesuffix("/v1")
+        missing = httpx.post(root + "/v1/embeddings", json={})
+        wrong = httpx.get(url + "/chat/completions")
+    assert missing.status_code == 404 and missing.headers["content-type"] == "application/json"
+    assert "Invalid URL (POST /v1/embeddings)" in missing.json()["error"]["message"]
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
+    assert wrong.json()["error"]["type"] == "invalid_request_error"
+    assert "use POST" in wrong.json()["error"]["message"]
+
+
+def test_one_model_is_retrieved_by_its_id() -> None:
+    with proxy(model="served/model-7b") as (_, url):
+        listed = client(url).models.retrieve("fake-model")
+        served = client(url).models.retrieve("served/model-7b")
+        with pytest.raises(openai.NotFoundError) as missing:
+            client(url).models.retrieve("gpt-nothing")
+    assert (listed.id, listed.owned_by) == ("fake-model", "fake")
+    assert served.id == "served/model-7b" and served.object == "model"
+    assert missing.value.body["code"] == "model_not_found"
+    assert "served/model-7b" in missing.value.body["message"]
+
+
+def test_a_fault_of_the_server_itself_is_still_a_json_error() -> None:
+    def broken(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("a bug in a transport")
+
+    transport = httpx.AsyncClient(transport=httpx.MockTransport(broken))
+    app = create_app(ServeConfig("http://127.0.0.1:9/v1", constrain="off"), http_client=transport)
+    with serving(app) as url:
+        reply = httpx.post(
+            url + "/chat/completions", json={"model": "m", "messages": QUESTION, "tools": [WEATHER]}
+        )
+    assert reply.status_code == 500 and reply.json()["error"]["type"] == "server_error"
+    assert "a bug in the server" in reply.json()["error"]["message"]

@@ -59,9 +59,12 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
         Route("/chat/completions", proxy.chat, methods=["POST"]),
         Route("/v1/models", proxy.models, methods=["GET"]),
         Route("/models", proxy.models, methods=["GET"]),
+        Route("/v1/models/{model:path}", proxy.model, methods=["GET"]),
+        Route("/models/{model:path}", proxy.model, methods=["GET"]),
         Route("/health", proxy.health, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    handlers = {404: _not_found, 405: _not_allowed, Exception: _failed}
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
 
 
 class _Proxy:
@@ -78,12 +81,43 @@ class _Proxy:
         from starlette.responses import JSONResponse
 
         try:
-            return JSONResponse(await self._upstream.models(_key(request)))
+            return JSONResponse(await self._listed(_key(request)))
         except ServeError as error:
-            if error.status == 404 and self.config.model:  # an upstream without the endpoint
-                model = {"id": self.config.model, "object": "model", "owned_by": "textreact"}
-                return JSONResponse({"object": "list", "data": [model]})
             return _error(error)
+
+    async def model(self, request: Request) -> Response:
+        """`GET /v1/models/{id}`: the model as the upstream lists it, or the `--model` served."""
+        from starlette.responses import JSONResponse
+
+        wanted = request.path_params["model"]
+        try:
+            listed = await self._listed(_key(request))
+        except ServeError as error:
+            return _error(error)
+        data = listed.get("data") if isinstance(listed, dict) else None
+        for model in data if isinstance(data, list) else ():
+            if isinstance(model, dict) and model.get("id") == wanted:
+                return JSONResponse(model)
+        if wanted == self.config.model:
+            return JSONResponse(_served(wanted))
+        served = self.config.model or "one of GET /v1/models"
+        return _error(
+            ServeError(
+                404,
+                f"the model {wanted!r} does not exist here; ask for {served}",
+                param="model",
+                code="model_not_found",
+            )
+        )
+
+    async def _listed(self, key: str | None) -> Any:
+        """The upstream's model list; an upstream without the endpoint lists `--model`."""
+        try:
+            return await self._upstream.models(key)
+        except ServeError as error:
+            if error.status == 404 and self.config.model:
+                return {"object": "list", "data": [_served(self.config.model)]}
+            raise
 
     @property
     def _upstream(self) -> Upstream:
@@ -224,6 +258,42 @@ def _error(error: ServeError) -> Response:
     from starlette.responses import JSONResponse
 
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+def _served(model: str) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": 0, "owned_by": "textreact"}
+
+
+#: What the server answers, for the 404 of any other path.
+_ROUTES = "POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health"
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    where = f"{request.method} {request.url.path}"
+    return _error(ServeError(404, f"Invalid URL ({where}): this server answers {_ROUTES}"))
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
+    error = ServeError(
+        405,
+        f"{request.method} is not allowed on {request.url.path}; use {allowed or 'another method'}",
+        headers={"Allow": allowed} if allowed else None,
+    )
+    return _error(error)
+
+
+async def _failed(request: Request, exc: Exception) -> Response:
+    """A fault of the server itself (a bug, never the client's request): still OpenAI's
+    shape, so a client shows a message rather than failing to parse the body."""
+    return _error(
+        ServeError(
+            500,
+            f"textreact serve failed on this request ({type(exc).__name__}); this is a bug in "
+            "the server, please report it with the request that caused it",
+            type="server_error",
+        )
+    )
 
 
 @contextlib.contextmanager
