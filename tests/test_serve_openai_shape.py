@@ -251,3 +251,77 @@ def test_a_fault_of_the_server_itself_is_still_a_json_error() -> None:
         )
     assert reply.status_code == 500 and reply.json()["error"]["type"] == "server_error"
     assert "a bug in the server" in reply.json()["error"]["message"]
+
+
+# response_format beside tools
+
+WEATHER_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "weather",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "temp_c": {"type": "integer"}},
+            "required": ["city", "temp_c"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def test_a_json_schema_answer_is_asked_for_checked_reasked_and_sent_as_json() -> None:
+    shaped = 'Final Answer: {"city": "Paris", "temp_c": "18"}'
+    replies = [text("Final Answer: It is 18 C in Paris."), text(shaped)]
+    with proxy(replies) as (upstream, url):
+        reply = _ask(url, response_format=WEATHER_FORMAT)
+    assert reply.choices[0].message.content == '{"city": "Paris", "temp_c": 18}'
+    assert reply.choices[0].finish_reason == "stop"
+    first, second = (post.body for post in upstream.posts)
+    assert "response_format" not in first
+    assert '"temp_c": {"type": "integer"}' in first["messages"][0]["content"]
+    assert second["messages"][-1]["content"].startswith("Observation: What you wrote after")
+
+
+def test_a_call_beside_a_response_format_is_still_a_call() -> None:
+    with proxy([text(CALL)]) as (_, url):
+        reply = _ask(url, response_format=WEATHER_FORMAT)
+    assert reply.choices[0].message.tool_calls[0].function.name == "get_weather"
+
+
+def test_a_shaped_answer_is_streamed_whole_once_it_is_checked() -> None:
+    with proxy([streamed('Final Answer: {"city": "Paris", "temp_c": 18}', pieces=10)]) as (_, url):
+        chunks = _chunks(url, response_format={"type": "json_object"})
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    contents = [delta.content for delta in deltas if delta.content]
+    assert contents == ['{"city": "Paris", "temp_c": 18}']
+
+
+def test_an_answer_that_never_fits_comes_back_with_the_note() -> None:
+    with proxy([text("Final Answer: sunny")] * 2) as (_, url):
+        reply = _ask(url, response_format={"type": "json_object"})
+    content = reply.choices[0].message.content
+    assert content.startswith("sunny") and "[textreact:" in content and "not JSON" in content
+
+
+@pytest.mark.parametrize(
+    ("response_format", "param"),
+    [
+        ({"type": "yaml"}, "response_format"),
+        ({"type": "json_schema", "json_schema": "x"}, "response_format.json_schema"),
+        ({"type": "json_schema", "json_schema": {"name": "n", "schema": {"properties": [1]}}},
+         "response_format.json_schema.schema"),
+    ],
+)  # fmt: skip
+def test_a_malformed_response_format_beside_tools_is_a_400(response_format, param) -> None:
+    with proxy() as (upstream, url), pytest.raises(openai.BadRequestError) as caught:
+        _ask(url, response_format=response_format)
+    assert caught.value.body["param"] == param and not upstream.posts
+
+
+def test_without_tools_response_format_passes_through_untouched() -> None:
+    with proxy([text('{"city": "Paris", "temp_c": 18}')]) as (upstream, url):
+        client(url).chat.completions.create(
+            model="m", messages=QUESTION, response_format=WEATHER_FORMAT
+        )
+    assert upstream.posts[0].body["response_format"] == WEATHER_FORMAT

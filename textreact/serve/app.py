@@ -174,7 +174,13 @@ class _Proxy:
     def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
         config = self.config
         messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
-        judge = Judge(call.tools, call.tool_choice, config.lang, earlier=earlier_calls(call))
+        judge = Judge(
+            call.tools,
+            call.tool_choice,
+            config.lang,
+            earlier=earlier_calls(call),
+            answer_format=call.answer_format,
+        )
         return judge, messages
 
     async def _complete(self, call: ChatRequest, key: str | None) -> Response:

@@ -15,6 +15,7 @@ from typing import Any
 from textreact import grammar, observation, prompt
 from textreact.errors import ConfigError
 from textreact.models import Message
+from textreact.serve.answers import AnswerFormat, answer_format
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.schemas import SchemaProblem, checked_schema
 from textreact.steps import Action, FinalAnswer
@@ -56,6 +57,8 @@ class ChatRequest:
     #: Whether the conversation holds earlier tool calls or results: without tools it is still
     #: a text-protocol turn (an upstream with no tool calls cannot read them raw).
     tool_history: bool = False
+    #: What `response_format` asks the final answer to be (text-protocol turns); None: text.
+    answer_format: AnswerFormat | None = None
     stream: bool = False
     include_usage: bool = False
     #: The client's own stop sequences, sent beside the protocol's.
@@ -109,6 +112,7 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
         tools=tools,
         tool_choice=choice,
         tool_history=history,
+        answer_format=answer_format(body.get("response_format")) if tools or history else None,
         stream=stream,
         include_usage=bool(options.get("include_usage")),
         stop=_stops(body.get("stop")),
@@ -254,6 +258,8 @@ def text_messages(
     """The conversation in the text protocol; `limit` cuts each tool result to that many
     characters (head and tail kept), None sends them whole."""
     instructions = [_system_prompt(request.tools, lang)]
+    if request.answer_format is not None:
+        instructions.append(request.answer_format.instruction(lang))
     out: list[Message] = []
     messages = request.messages
     answered = _results(messages)

@@ -85,7 +85,9 @@ class Committer:
         return [*self._thought(verdict.thought), ("content", verdict.text)]
 
     def _answers_allowed(self) -> bool:
-        return self.judge.tool_choice in ("auto", "none")
+        """Whether an answer may go out as it grows: one the request accepts, and that need
+        not be checked whole first (an answer `response_format` shapes is sent at the end)."""
+        return self.judge.tool_choice in ("auto", "none") and self.judge.answer_format is None
 
     def _answer(self, answer: str, thought: str | None) -> list[Event]:
         events: list[Event] = []

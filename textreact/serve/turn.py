@@ -18,6 +18,7 @@ from textreact import grammar, observation, templates
 from textreact.constrain import TOOL_CHOICES
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
+from textreact.serve.answers import AnswerFormat
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
 from textreact.tools import Tool, ToolBox
 
@@ -78,8 +79,11 @@ class Judge:
         lang: str = "en",
         *,
         earlier: Sequence[tuple[str, dict[str, Any] | str, str]] = (),
+        answer_format: AnswerFormat | None = None,
     ) -> None:
         self.tools = tuple(tools)
+        #: What a final answer must be (`response_format`); None: any text.
+        self.answer_format = answer_format
         self.box = ToolBox(self.tools)
         self.tool_choice = tool_choice
         self.lang = lang
@@ -110,8 +114,9 @@ class Judge:
             note = self.protocol.note("truncated", self.lang)
             return Problem(note, _one_line(note), kept, kept, thought, finish_reason="length")
         if isinstance(step, FinalAnswer):
-            cut = "length" if finish_reason == "length" else "stop"
-            return Answer(step.answer, thought, cut)
+            if finish_reason == "length":  # cut: as OpenAI sends a cut JSON answer, unchecked
+                return Answer(step.answer, thought, "length")
+            return self._answer(step.answer, kept, thought)
         prepared = self.box.prepare(step.tool, step.input, self.lang)
         if isinstance(prepared, ToolResult):
             text = observation.observe(prepared, lang=self.lang)
@@ -123,6 +128,16 @@ class Judge:
             text = observation.repeated_call(prepared.tool.name, number, result, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
+
+    def _answer(self, answer: str, kept: str, thought: str | None) -> Answer | Problem:
+        """The answer, as the JSON `response_format` asks for when it asks for one."""
+        if self.answer_format is None:
+            return Answer(answer, thought)
+        shaped, problem = self.answer_format.read(answer, self.lang)
+        if problem is None:
+            return Answer(shaped, thought)
+        said = self.answer_format.reask(problem, self.lang)
+        return Problem(said, _one_line(said), kept, answer, thought)
 
     def _broken(self, step: Step) -> FormatError | None:
         """The error for a step that breaks `tool_choice`; a call of another tool than the
