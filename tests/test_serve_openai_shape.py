@@ -325,3 +325,20 @@ def test_without_tools_response_format_passes_through_untouched() -> None:
             model="m", messages=QUESTION, response_format=WEATHER_FORMAT
         )
     assert upstream.posts[0].body["response_format"] == WEATHER_FORMAT
+
+
+# the model named
+
+
+def test_streamed_and_whole_replies_name_the_same_model_the_upstreams() -> None:
+    with proxy([text(CALL), streamed(CALL)]) as (_, url):
+        whole = client(url).chat.completions.create(
+            model="my-model", messages=QUESTION, tools=[WEATHER]
+        )
+        chunks = list(
+            client(url).chat.completions.create(
+                model="my-model", messages=QUESTION, tools=[WEATHER], stream=True
+            )
+        )
+    assert whole.model == "fake-model"
+    assert {chunk.model for chunk in chunks} == {"fake-model"}

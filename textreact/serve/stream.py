@@ -161,15 +161,19 @@ async def events(
 ) -> AsyncIterator[bytes]:
     """The SSE bytes of one streamed request: the reply read as it comes (cut at the stops
     that are the proxy's to apply), one re-ask (a second upstream stream) when it cannot be
-    used, the finish and the usage. An upstream
-    failure after the response has begun is an error event, as OpenAI sends one."""
-    yield chunks.role()
-    usage, source, verdict = Usage(), first, None
+    used, the finish and the usage. An upstream failure after the response has begun is an
+    error event, as OpenAI sends one. The role
+    goes out with the first upstream event, so that every chunk names the model the upstream
+    says it is, as a whole reply does."""
+    usage, source, verdict, announced = Usage(), first, None, False
     try:
         for attempt in range(2):
             committer = Committer(judge, show_thoughts=show_thoughts)
             text, reason = "", "stop"
             async for delta in source:
+                if not announced:
+                    chunks.model, announced = delta.model or chunks.model, True
+                    yield chunks.role()
                 usage += delta.usage
                 reason = delta.finish_reason or reason
                 if delta.text:
@@ -195,6 +199,8 @@ async def events(
         return
     finally:
         await source.aclose()
+    if not announced:
+        yield chunks.role()
     finish = "tool_calls" if isinstance(verdict, Call) else verdict.finish_reason
     for piece in chunks.finish(finish, usage):
         yield piece

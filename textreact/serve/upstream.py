@@ -63,11 +63,14 @@ def broken_off(exc: BaseException, url: str, timeout: float) -> ServeError:
 
 @dataclass(frozen=True)
 class Delta:
-    """One event of a streamed reply: new text, the finish reason, the usage (at the end)."""
+    """One event of a streamed reply: new text, the finish reason, the usage (at the end), the
+    model's name."""
 
     text: str = ""
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    #: The model the upstream names in the event, if it names one.
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class Stream:
         url: str,
         secrets: Sequence[str | None] = (),
         *,
-        timeout: float = 600.0,
+        timeout: float,
     ) -> None:
         self.response = response
         self.url = url
@@ -381,8 +384,10 @@ def _delta(data: Any, url: str) -> Delta:
     delta = choice.get("delta") if isinstance(choice, dict) else None
     text = delta.get("content") if isinstance(delta, dict) else None
     reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    model = data.get("model")
     return Delta(
         text if isinstance(text, str) else "",
         reason if isinstance(reason, str) else None,
         usage or Usage(),
+        model if isinstance(model, str) and model else None,
     )
