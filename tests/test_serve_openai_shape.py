@@ -14,8 +14,8 @@ from serve_support import CLOCK, QUESTION, WEATHER, proxy, streamed, text
 
 from textreact import grammar
 from textreact.serve import ServeConfig, create_app, serving
-from textreact.serve.convert import request_tools
 from textreact.serve.errors import secret_keys
+from textreact.serve.request import request_tools
 from textreact.serve.stops import stops_for
 from textreact.serve.turn import Answer, Judge
 from textreact.steps import Completion

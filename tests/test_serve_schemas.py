@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from serve_support import QUESTION, WEATHER, proxy
 
-from textreact.serve.convert import earlier_calls, parse_request, text_messages
+from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError
+from textreact.serve.request import parse_request
 from textreact.serve.schemas import checked_schema
 from textreact.serve.turn import Judge
 from textreact.steps import Completion

@@ -20,9 +20,10 @@ from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
 from textreact.serve.config import ServeConfig
-from textreact.serve.convert import ChatRequest, earlier_calls, parse_request, text_messages
+from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.reply import Chunks, completion_body
+from textreact.serve.request import ChatRequest, parse_request
 from textreact.serve.stops import Stops, stops_for
 from textreact.serve.turn import Judge, Problem
 from textreact.serve.upstream import Stream, Upstream
