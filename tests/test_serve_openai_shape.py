@@ -342,3 +342,19 @@ def test_streamed_and_whole_replies_name_the_same_model_the_upstreams() -> None:
         )
     assert whole.model == "fake-model"
     assert {chunk.model for chunk in chunks} == {"fake-model"}
+
+
+def test_a_stream_begins_with_the_role_even_when_the_upstream_sends_no_events() -> None:
+    with proxy([Reply(body="", headers={"content-type": "text/event-stream"})] * 2) as (_, url):
+        chunks = _chunks(url)
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert deltas[0].role == "assistant" and "[textreact:" in deltas[1].content
+
+
+def test_an_upstream_that_answers_a_stream_request_whole_is_read_whole() -> None:
+    with proxy([text(CALL)]) as (_, url):
+        chunks = _chunks(url)
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert deltas[0].role == "assistant"
+    assert [d.tool_calls[0].function.name for d in deltas if d.tool_calls][0] == "get_weather"
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"

@@ -165,14 +165,14 @@ async def events(
     error event, as OpenAI sends one. The role
     goes out with the first upstream event, so that every chunk names the model the upstream
     says it is, as a whole reply does."""
-    usage, source, verdict, announced = Usage(), first, None, False
+    usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
             committer = Committer(judge, show_thoughts=show_thoughts)
             text, reason = "", "stop"
             async for delta in source:
-                if not announced:
-                    chunks.model, announced = delta.model or chunks.model, True
+                if not chunks.begun:
+                    chunks.model = delta.model or chunks.model
                     yield chunks.role()
                 usage += delta.usage
                 reason = delta.finish_reason or reason
@@ -199,8 +199,6 @@ async def events(
         return
     finally:
         await source.aclose()
-    if not announced:
-        yield chunks.role()
     finish = "tool_calls" if isinstance(verdict, Call) else verdict.finish_reason
     for piece in chunks.finish(finish, usage):
         yield piece

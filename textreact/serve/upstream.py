@@ -115,6 +115,11 @@ class Stream:
     async def __aiter__(self) -> AsyncIterator[Delta]:
         timeouts, failures = _read_failures()
         try:
+            if "json" in self.response.headers.get("content-type", ""):
+                # an upstream that ignored `stream: true` and answered whole
+                completion, model = _completion(json.loads(await self.response.aread()), self.url)
+                yield Delta(completion.text, completion.finish_reason, completion.usage, model)
+                return
             async for line in self.response.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -213,15 +218,7 @@ class Upstream:
             data = json.loads(content)
         except ValueError:
             raise malformed_upstream(self.url, "a reply that is not JSON") from None
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise malformed_upstream(self.url, "a reply without choices")
-        message = choices[0].get("message") or {}
-        text = message.get("content") if isinstance(message, dict) else None
-        usage = usage_of(data.get("usage") or {}) or Usage()
-        reason = choices[0].get("finish_reason") or "stop"
-        model = data.get("model") if isinstance(data.get("model"), str) else None
-        return Completion(text if isinstance(text, str) else "", str(reason), usage), model
+        return _completion(data, self.url)
 
     async def stream(
         self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
@@ -351,6 +348,19 @@ class Upstream:
         except ValueError:
             return False
         return _probe_called(data)
+
+
+def _completion(data: Any, url: str) -> tuple[Completion, str | None]:
+    """A chat.completion body as a Completion, and the model name it gives."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise malformed_upstream(url, "a reply without choices")
+    message = choices[0].get("message") or {}
+    text = message.get("content") if isinstance(message, dict) else None
+    usage = usage_of(data.get("usage") if isinstance(data.get("usage"), dict) else {}) or Usage()
+    reason = choices[0].get("finish_reason") or "stop"
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    return Completion(text if isinstance(text, str) else "", str(reason), usage), model
 
 
 def _events_end(data: bytes) -> int:
