@@ -356,5 +356,5 @@ def test_an_upstream_that_answers_a_stream_request_whole_is_read_whole() -> None
         chunks = _chunks(url)
     deltas = [c.choices[0].delta for c in chunks if c.choices]
     assert deltas[0].role == "assistant"
-    assert [d.tool_calls[0].function.name for d in deltas if d.tool_calls][0] == "get_weather"
+    assert next(d.tool_calls[0].function.name for d in deltas if d.tool_calls) == "get_weather"
     assert chunks[-1].choices[0].finish_reason == "tool_calls"

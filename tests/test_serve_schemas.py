@@ -208,3 +208,52 @@ def test_no_schema_or_role_ever_escapes_as_anything_but_a_400(parameters, argume
         return
     reply = f"Action: f\nAction Input: {json.dumps(arguments)}"
     judge.read(Completion(reply, "stop"))
+
+
+# every field of a whole request, replaced in turn by each of a set of odd values
+
+_BASE = {
+    "model": "m",
+    "tools": [WEATHER],
+    "tool_choice": "auto",
+    "stop": ["x"],
+    "response_format": {"type": "json_object"},
+    "messages": [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": "t", "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "P"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    ],
+}  # fmt: skip
+_ODD = [None, 0, 1.5, True, "", "x", [], {}, [1], {"a": 1}, [None], [{"type": "text", "text": 5}]]
+
+
+def _paths(value: Any, path: tuple = ()):
+    if path:
+        yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    if isinstance(value, (dict, list)):
+        for key, item in items:
+            yield from _paths(item, (*path, key))
+
+
+@pytest.mark.parametrize("path", list(_paths(_BASE)), ids=str)
+def test_no_odd_value_anywhere_in_a_request_is_anything_but_a_400(path) -> None:
+    for odd in _ODD:
+        body = json.loads(json.dumps(_BASE))
+        parent = body
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = odd
+        try:
+            request = parse_request(body)
+            json.dumps(text_messages(request))
+            earlier = earlier_calls(request)
+            judge = Judge(request.tools, request.tool_choice, earlier=earlier,
+                          answer_format=request.answer_format)  # fmt: skip
+            judge.read(Completion('Action: get_weather\nAction Input: {"city": "Lyon"}'))
+            judge.read(Completion('Final Answer: {"city": "Lyon"}'))
+        except ServeError as error:
+            assert error.status == 400 and not any(w in error.message for w in PYTHON_WORDS)

@@ -144,6 +144,38 @@ def _check_message(message: Any, i: int) -> None:
             f"{shown(content)}",
             f"messages[{i}].content",
         )
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise bad_request(
+            f"messages[{i}] (role tool) needs tool_call_id, the id (a string) of the call it "
+            f"answers, got {shown(message.get('tool_call_id'))}",
+            f"messages[{i}].tool_call_id",
+        )
+    if role == "assistant":
+        _check_calls(message.get("tool_calls"), f"messages[{i}].tool_calls")
+
+
+def _check_calls(calls: Any, where: str) -> None:
+    """A 400 for an assistant's tool_calls that are not an array of function calls."""
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise bad_request(
+            f'{where} must be an array of calls such as [{{"id": "call_1", "type": "function", '
+            f'"function": {{"name": ..., "arguments": "{{...}}"}}}}], got {shown(calls)}',
+            where,
+        )
+    for k, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise bad_request(
+                f"{where}[{k}] must be an object with function.name and function.arguments, got "
+                f"{shown(call)}",
+                f"{where}[{k}]",
+            )
+        if not isinstance(call.get("id", ""), str):
+            raise bad_request(
+                f"{where}[{k}].id must be a string, got {shown(call['id'])}", f"{where}[{k}].id"
+            )
 
 
 def request_tools(specs: Any) -> tuple[Tool, ...]:
