@@ -12,7 +12,7 @@ import pytest
 from fakeserver import Reply, chat_completion
 from serve_support import QUESTION, WEATHER, proxy, streamed
 
-from textreact.serve.upstream import _read_failures
+from textreact.serve.upstream import _read_failures, broken_off
 
 ANSWER = "Thought: I know it now.\nFinal Answer: It is 18 C and sunny in Paris, with light wind."
 SSE = {"content-type": "text/event-stream"}
@@ -39,6 +39,14 @@ def test_the_read_failures_are_those_of_the_sdks_httpx() -> None:
     assert issubclass(httpx2.ReadTimeout, timeouts) and issubclass(httpx.ReadTimeout, timeouts)
     assert all(issubclass(error, failures) for error in (httpx2.ReadError, httpx.ReadError))
     assert issubclass(httpx2.RemoteProtocolError, failures)
+
+
+def test_a_failure_without_words_is_still_described() -> None:
+    error = broken_off(httpx.ReadError(""), "http://user:pw@h/v1", 1.0)
+    assert error.message == "the upstream at http://***@h/v1 broke off its reply: ReadError: " + (
+        "the connection closed"
+    )
+    assert broken_off(httpx.ReadTimeout(""), "http://h/v1", 2.5).status == 504
 
 
 def test_a_stream_that_breaks_off_ends_with_an_error_event_then_done() -> None:

@@ -56,7 +56,7 @@ def broken_off(exc: BaseException, url: str, timeout: float) -> ServeError:
     return ServeError(
         502,
         f"the upstream at {where} broke off its reply: {type(exc).__name__}: "
-        f"{exc or 'the connection closed'}",
+        f"{str(exc) or 'the connection closed'}",
         type="upstream_error",
     )
 
