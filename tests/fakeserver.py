@@ -45,6 +45,9 @@ class Reply:
     #: Reset the connection after this many bytes of the response (0: before any byte), as a
     #: server that crashes mid-reply does.
     cut: int | None = None
+    #: Close the connection in an orderly way (no reset) after this many bytes of the body,
+    #: short of its Content-Length: a body that ends early, every byte before it received.
+    end_body: int | None = None
 
 
 @dataclass(frozen=True)
@@ -132,11 +135,15 @@ class FakeServer:
         *,
         models: Sequence[str] | None = ("fake-model",),
         props: dict[str, Any] | None = None,
+        max_stops: int | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.models = models
         #: The body of `GET /props` (llama.cpp's server describes itself there); None: 404.
         self.props = props
+        #: Refuse a POST with more stop sequences than this with a 400, as OpenAI refuses more
+        #: than 4 (no scripted reply is taken); None takes any number.
+        self.max_stops = max_stops
         self.requests: list[Request] = []
         self.unscripted = 0
         self._lock = threading.Lock()
@@ -195,6 +202,13 @@ class FakeServer:
                 if self.props is None:
                     return Reply(404, error_body("no such endpoint", type="not_found"))
                 return Reply(200, dict(self.props))
+            stop = request.body.get("stop") if isinstance(request.body, dict) else None
+            if self.max_stops is not None and isinstance(stop, list) and len(stop) > self.max_stops:
+                message = (
+                    f"'stop': array too long. Expected an array with maximum length "
+                    f"{self.max_stops}, but got an array with length {len(stop)} instead."
+                )
+                return Reply(400, error_body(message, param="stop"))
             if request.method == "POST" and self.replies:
                 return self.replies.popleft()
             self.unscripted += 1
@@ -224,7 +238,7 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 text = reply.body if reply.body is not None else b""
                 payload = text.encode() if isinstance(text, str) else text
                 ctype = reply.headers.get("content-type", "application/json")
-            if reply.drip or reply.cut is not None:
+            if reply.drip or reply.cut is not None or reply.end_body is not None:
                 self._send_raw(reply, payload, ctype)
                 return
             try:
@@ -248,6 +262,8 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             head = "\r\n".join(lines).encode()
             data = head + payload
             end = len(data) if reply.cut is None else min(reply.cut, len(data))
+            if reply.end_body is not None:
+                end = min(end, len(head) + reply.end_body)
             start = 0 if reply.drip_headers else len(head)
             try:
                 self.wfile.write(data[: min(start, end)])

@@ -393,7 +393,7 @@ def _post(url: str, body) -> httpx.Response:
     [
         (b"{not json", None),
         ({"model": "m"}, "messages"),
-        ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "messages[0]"),
+        ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
         ({"model": "m", "messages": QUESTION, "tools": [{"type": "web_search"}]}, "tools[0]"),
         ({"model": "m", "messages": QUESTION, "tools": [WEATHER],
           "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice"),

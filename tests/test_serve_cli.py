@@ -7,6 +7,7 @@ import pytest
 
 from textreact.cli import EXIT_USAGE, build_parser, main
 from textreact.serve.cli import config_from
+from textreact.serve.config import ServeConfig
 
 
 def _args(*argv: str):
@@ -39,3 +40,11 @@ def test_usage_errors_are_one_line_and_exit_2(argv, said, capsys, monkeypatch) -
     assert main(["serve", *argv]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_default_timeout_with_retries_ends_before_an_sdk_client_gives_up() -> None:
+    import openai
+
+    config = config_from(_args("--upstream", "http://h/v1"), {})
+    assert config.timeout == ServeConfig("http://h/v1").timeout
+    assert config.timeout * (config.max_retries + 1) <= openai.DEFAULT_TIMEOUT.read

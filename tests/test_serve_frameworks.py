@@ -138,3 +138,28 @@ def test_the_agents_sdk_streams_its_run_through_the_proxy() -> None:
     assert "raw_response_event" in kinds and "run_item_stream_event" in kinds
     assert all(post.body["stream"] is True for post in upstream.posts)
     assert json.dumps(upstream.posts[1].body["messages"]).count("Observation: 18 C") == 1
+
+
+def test_the_agents_sdk_gets_its_structured_output_type_beside_tools() -> None:
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        temp_c: int
+
+    prose = "Thought: I have it.\nFinal Answer: It is 18 C in Paris."
+    shaped = 'Final Answer: {"city": "Paris", "temp_c": "18"}'
+    replies = [text(CALL.replace("get_weather", "weather_tool")), text(prose), text(shaped)]
+
+    async def run(url: str):
+        async with openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0) as client:
+            agent = _agent(client).clone(output_type=Weather)
+            return await Runner.run(agent, "What is the weather in Paris?")
+
+    with proxy(replies) as (upstream, url):
+        result = asyncio.run(run(url))
+    assert result.final_output == Weather(city="Paris", temp_c=18)
+    system = sent_messages(upstream, 0)[0]["content"]
+    assert '"temp_c"' in system and "followed only by a JSON value" in system
+    assert all("response_format" not in post.body for post in upstream.posts)
+    assert "not the JSON asked for" in sent_messages(upstream, 2)[-1]["content"]

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.parser import parse
-from textreact.serve.convert import request_tools
+from textreact.serve.request import request_tools
 from textreact.serve.stream import Committer
 from textreact.serve.turn import Answer, Call, Judge, Problem
 from textreact.steps import Completion

@@ -15,15 +15,16 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textreact import grammar
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
 from textreact.serve.config import ServeConfig
-from textreact.serve.convert import ChatRequest, earlier_calls, parse_request, text_messages
+from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.reply import Chunks, completion_body
+from textreact.serve.request import ChatRequest, parse_request
+from textreact.serve.stops import Stops, stops_for
 from textreact.serve.turn import Judge, Problem
 from textreact.serve.upstream import Stream, Upstream
 from textreact.steps import Usage
@@ -59,9 +60,12 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
         Route("/chat/completions", proxy.chat, methods=["POST"]),
         Route("/v1/models", proxy.models, methods=["GET"]),
         Route("/models", proxy.models, methods=["GET"]),
+        Route("/v1/models/{model:path}", proxy.model, methods=["GET"]),
+        Route("/models/{model:path}", proxy.model, methods=["GET"]),
         Route("/health", proxy.health, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    handlers = {404: _not_found, 405: _not_allowed, Exception: _failed}
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
 
 
 class _Proxy:
@@ -78,12 +82,43 @@ class _Proxy:
         from starlette.responses import JSONResponse
 
         try:
-            return JSONResponse(await self._upstream.models(_key(request)))
+            return JSONResponse(await self._listed(_key(request)))
         except ServeError as error:
-            if error.status == 404 and self.config.model:  # an upstream without the endpoint
-                model = {"id": self.config.model, "object": "model", "owned_by": "textreact"}
-                return JSONResponse({"object": "list", "data": [model]})
             return _error(error)
+
+    async def model(self, request: Request) -> Response:
+        """`GET /v1/models/{id}`: the model as the upstream lists it, or the `--model` served."""
+        from starlette.responses import JSONResponse
+
+        wanted = request.path_params["model"]
+        try:
+            listed = await self._listed(_key(request))
+        except ServeError as error:
+            return _error(error)
+        data = listed.get("data") if isinstance(listed, dict) else None
+        for model in data if isinstance(data, list) else ():
+            if isinstance(model, dict) and model.get("id") == wanted:
+                return JSONResponse(model)
+        if wanted == self.config.model:
+            return JSONResponse(_served(wanted))
+        served = self.config.model or "one of GET /v1/models"
+        return _error(
+            ServeError(
+                404,
+                f"the model {wanted!r} does not exist here; ask for {served}",
+                param="model",
+                code="model_not_found",
+            )
+        )
+
+    async def _listed(self, key: str | None) -> Any:
+        """The upstream's model list; an upstream without the endpoint lists `--model`."""
+        try:
+            return await self._upstream.models(key)
+        except ServeError as error:
+            if error.status == 404 and self.config.model:
+                return {"object": "list", "data": [_served(self.config.model)]}
+            raise
 
     @property
     def _upstream(self) -> Upstream:
@@ -97,10 +132,13 @@ class _Proxy:
                 body = json.loads(await _body(request))
             except ValueError as exc:
                 raise bad_request(f"the request body is not JSON: {exc}") from None
+            except RecursionError:
+                raise bad_request("the request body is JSON nested too deeply to read") from None
             call = parse_request(body, model=self.config.model)
             key = _key(request)
             upstream = self._upstream
-            if not call.tools or await upstream.native(call.model, key):
+            text = call.tools or call.tool_history  # a history of calls needs the protocol too
+            if not text or await upstream.native(call.model, key):
                 return await self._passthrough(call, key)
             if call.stream:
                 return await self._stream(call, key)
@@ -121,34 +159,42 @@ class _Proxy:
             background=BackgroundTask(raw.aclose),
         )
 
-    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The upstream body (without its messages) and the grammar's fields for this call."""
-        stops = list(dict.fromkeys((*grammar.STOP_SEQUENCES, *call.stop)))
-        body = {**call.options, "model": call.model, "stop": stops}
+    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any], Stops]:
+        """The upstream body (without its messages), the grammar's fields for this call, and
+        its stops (those that did not fit the upstream are the proxy's to cut at)."""
+        stops = stops_for(call.stop, self.config.lang)
+        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
         server = await self._upstream.server()
         if server is None:
-            return body, {}
+            return body, {}, stops
         from textreact.constrain import tools_grammar
 
         rules = tools_grammar(call.tools, tool_choice=call.tool_choice, lang=self.config.lang)
-        return body, server.request_fields(rules)
+        return body, server.request_fields(rules), stops
 
     def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
         config = self.config
         messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
-        judge = Judge(call.tools, call.tool_choice, config.lang, earlier=earlier_calls(call))
+        judge = Judge(
+            call.tools,
+            call.tool_choice,
+            config.lang,
+            earlier=earlier_calls(call),
+            answer_format=call.answer_format,
+        )
         return judge, messages
 
     async def _complete(self, call: ChatRequest, key: str | None) -> Response:
         from starlette.responses import JSONResponse
 
         judge, messages = self._judge(call)
-        body, fields = await self._request(call)
+        body, fields, stops = await self._request(call)
         usage, model, reasks = Usage(), call.model, 0
         for attempt in range(2):
             completion, named = await self._upstream.complete(
                 {**body, "messages": messages}, key, fields
             )
+            completion = stops.apply(completion)
             usage += completion.usage
             model = named or model
             verdict = judge.read(completion)
@@ -176,7 +222,7 @@ class _Proxy:
         from starlette.responses import StreamingResponse
 
         judge, messages = self._judge(call)
-        body, fields = await self._request(call)
+        body, fields, stops = await self._request(call)
 
         async def reopen(conversation: Sequence[Message]) -> Stream:
             return await self._upstream.stream(
@@ -191,6 +237,7 @@ class _Proxy:
             reopen=reopen,
             chunks=Chunks(call.model, include_usage=call.include_usage),
             show_thoughts=self.config.show_thoughts,
+            stops=stops,
         )
         return StreamingResponse(
             events, media_type="text/event-stream", background=BackgroundTask(first.aclose)
@@ -218,6 +265,42 @@ def _error(error: ServeError) -> Response:
     from starlette.responses import JSONResponse
 
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+def _served(model: str) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": 0, "owned_by": "textreact"}
+
+
+#: What the server answers, for the 404 of any other path.
+_ROUTES = "POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health"
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    where = f"{request.method} {request.url.path}"
+    return _error(ServeError(404, f"Invalid URL ({where}): this server answers {_ROUTES}"))
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
+    error = ServeError(
+        405,
+        f"{request.method} is not allowed on {request.url.path}; use {allowed or 'another method'}",
+        headers={"Allow": allowed} if allowed else None,
+    )
+    return _error(error)
+
+
+async def _failed(request: Request, exc: Exception) -> Response:
+    """A fault of the server itself (a bug, never the client's request): still OpenAI's
+    shape, so a client shows a message rather than failing to parse the body."""
+    return _error(
+        ServeError(
+            500,
+            f"textreact serve failed on this request ({type(exc).__name__}); this is a bug in "
+            "the server, please report it with the request that caused it",
+            type="server_error",
+        )
+    )
 
 
 @contextlib.contextmanager

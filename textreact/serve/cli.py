@@ -14,7 +14,7 @@ from typing import Any
 
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
-from textreact.serve.config import CONSTRAIN_MODES, NATIVE_MODES, ServeConfig
+from textreact.serve.config import CONSTRAIN_MODES, DEFAULT_TIMEOUT, NATIVE_MODES, ServeConfig
 
 #: Where `--workers N` hands the configuration to each worker process.
 CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
@@ -55,8 +55,9 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     serve.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
     serve.add_argument(
-        "--timeout", type=seconds, default=600.0, help="seconds per upstream read (default 600)"
-    )
+        "--timeout", type=seconds, default=DEFAULT_TIMEOUT,
+        help="seconds per upstream read (default 180: with 2 retries, inside a client's 600)",
+    )  # fmt: skip
     serve.add_argument(
         "--observation-limit", type=int, metavar="N",
         help="show the model at most N characters of each tool result (default: all)",

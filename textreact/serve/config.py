@@ -13,6 +13,9 @@ from textreact.errors import ConfigError
 NATIVE_MODES = ("off", "auto", "on")
 #: `--constrain`: detect whether the upstream takes a grammar, always send one, never.
 CONSTRAIN_MODES = ("auto", "on", "off")
+#: Seconds per upstream read unless told otherwise: (1 + 2 retries) x 180 s stays inside the
+#: 600 s the OpenAI SDK gives a request by default.
+DEFAULT_TIMEOUT = 180.0
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,10 @@ class ServeConfig:
     show_thoughts: bool = False
     #: The language of the prompt and of every note.
     lang: str = "en"
-    #: Seconds one upstream read may take (a slow local model needs many).
-    timeout: float = 600.0
+    #: Seconds one upstream read may take (a slow local model needs more). With the SDK's
+    #: retries, one upstream request then ends within 3 x 180 = 540 s, before the 600 s an
+    #: OpenAI SDK client waits by default.
+    timeout: float = DEFAULT_TIMEOUT
     #: The SDK's retries of a failed upstream request.
     max_retries: int = 2
     #: Characters of each tool result shown to the model (head and tail); None: all.

@@ -1,178 +1,32 @@
-"""OpenAI chat request -> what one text-protocol turn needs: the request checked (400s that
-name the field), the request's own tools as `Tool`s, and the conversation rendered in the
-text protocol: the tools and format rules in the system prompt (the client's system messages
-follow them), earlier `tool_calls` as `Action` / `Action Input` turns, and each `role: "tool"`
-message as the `Observation:` user turn of the call it answers, quoted as untrusted text."""
+"""ChatRequest -> the conversation in the text protocol: the tools and format rules in the
+system prompt (the client's system messages follow them), earlier `tool_calls` as `Action` /
+`Action Input` turns, and each `role: "tool"` message as the `Observation:` user turn of the
+call it answers, quoted as untrusted text."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from textreact import grammar, observation, prompt
-from textreact.errors import ConfigError
 from textreact.models import Message
 from textreact.serve.errors import bad_request
+from textreact.serve.request import ChatRequest, parse_request, request_tools, shown
 from textreact.steps import Action, FinalAnswer
 from textreact.tools import Tool
 
-#: Fields the text protocol handles itself; every other field goes to the upstream as sent.
-HANDLED = frozenset(
-    {
-        "model",
-        "messages",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "stream",
-        "stream_options",
-        "stop",
-        "n",
-        "functions",
-        "function_call",
-        "response_format",
-    }
-)
-_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One `POST /v1/chat/completions`, checked."""
-
-    #: The body exactly as the client sent it (a pass-through sends this).
-    body: dict[str, Any]
-    #: The model asked of the upstream (the server's `--model` when it has one).
-    model: str
-    messages: list[dict[str, Any]]
-    #: The request's own tools; () means no tools: the request passes through.
-    tools: tuple[Tool, ...] = ()
-    #: "auto", "required", "none", or one tool's name.
-    tool_choice: str = "auto"
-    stream: bool = False
-    include_usage: bool = False
-    #: The client's own stop sequences, sent beside the protocol's.
-    stop: tuple[str, ...] = ()
-    #: The other fields (temperature, max_tokens, seed, server-specific ones), sent upstream.
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
-    """The checked request; raises ServeError (400) naming what is wrong."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object")
-    chosen = model or body.get("model")
-    if not isinstance(chosen, str) or not chosen:
-        raise bad_request('model must be a non-empty string, e.g. "gpt-4o"', "model")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise bad_request("messages must be a non-empty array of message objects", "messages")
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            raise bad_request(
-                f"messages[{i}] must be an object whose role is one of "
-                f"{', '.join(sorted(_ROLES))}, got {_shown(message)}",
-                f"messages[{i}]",
-            )
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise bad_request(f"stream must be true or false, got {_shown(stream)}", "stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise bad_request("stream_options must be an object", "stream_options")
-    tools = request_tools(body.get("tools"))
-    choice = tool_choice(body.get("tool_choice"), tools)
-    if tools and body.get("n", 1) not in (1, None):
-        raise bad_request("n must be 1 when tools are given (one reply is parsed per request)", "n")
-    return ChatRequest(
-        body=body,
-        model=chosen,
-        messages=messages,
-        tools=tools,
-        tool_choice=choice,
-        stream=stream,
-        include_usage=bool(options.get("include_usage")),
-        stop=_stops(body.get("stop")),
-        options={k: v for k, v in body.items() if k not in HANDLED},
-    )
-
-
-def request_tools(specs: Any) -> tuple[Tool, ...]:
-    """The request's `tools` as Tools, each function's schema normalised and checked once per
-    distinct definition (a framework sends the same tools on every turn)."""
-    if specs is None:
-        return ()
-    if not isinstance(specs, list):
-        raise bad_request("tools must be an array of {type: function, function: {...}}", "tools")
-    tools = []
-    for i, spec in enumerate(specs):
-        function = spec.get("function") if isinstance(spec, dict) else None
-        if not isinstance(spec, dict) or spec.get("type", "function") != "function":
-            raise bad_request(
-                f'tools[{i}] must be a function tool ({{"type": "function", "function": '
-                f"{{name, description, parameters}}}}), got {_shown(spec)}",
-                f"tools[{i}]",
-            )
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise bad_request(f"tools[{i}].function must be an object with a name", f"tools[{i}]")
-        try:
-            tools.append(_tool(json.dumps(function, sort_keys=True)))
-        except (ConfigError, TypeError, ValueError) as exc:
-            raise bad_request(f"tools[{i}]: {exc}", f"tools[{i}].function") from None
-    names = [t.name for t in tools]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise bad_request(f"tool names must be unique; given twice: {', '.join(twice)}", "tools")
-    return tuple(tools)
-
-
-@lru_cache(maxsize=512)
-def _tool(function_json: str) -> Tool:
-    function = json.loads(function_json)
-    name = function["name"]
-    description = function.get("description")
-    if not isinstance(description, str) or not description.strip():
-        description = name  # the name is all the client said of it
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return Tool.from_schema(name, description, parameters)
-
-
-def tool_choice(value: Any, tools: Sequence[Tool]) -> str:
-    """OpenAI's `tool_choice` as "auto", "required", "none" or a tool's name."""
-    if value is None:
-        return "auto"
-    if value in ("auto", "required", "none"):
-        if value == "required" and not tools:
-            raise bad_request('tool_choice "required" needs tools', "tool_choice")
-        return value
-    function = value.get("function") if isinstance(value, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    if not isinstance(name, str):
-        raise bad_request(
-            'tool_choice must be "auto", "required", "none" or {"type": "function", '
-            f'"function": {{"name": ...}}}}, got {_shown(value)}',
-            "tool_choice",
-        )
-    if name not in {t.name for t in tools}:
-        offered = ", ".join(t.name for t in tools) or "no tools"
-        raise bad_request(
-            f"tool_choice names {name!r}, which is not among the tools ({offered})",
-            "tool_choice",
-        )
-    return name
-
-
-def _stops(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(s, str) for s in value):
-        return tuple(value)
-    raise bad_request("stop must be a string or an array of strings", "stop")
+# parse_request and request_tools moved to textreact.serve.request; still importable here.
+__all__ = [
+    "ChatRequest",
+    "content_text",
+    "earlier_calls",
+    "parse_request",
+    "request_tools",
+    "text_messages",
+    "untrusted",
+]
 
 
 def text_messages(
@@ -181,6 +35,8 @@ def text_messages(
     """The conversation in the text protocol; `limit` cuts each tool result to that many
     characters (head and tail kept), None sends them whole."""
     instructions = [_system_prompt(request.tools, lang)]
+    if request.answer_format is not None:
+        instructions.append(request.answer_format.instruction(lang))
     out: list[Message] = []
     messages = request.messages
     answered = _results(messages)
@@ -239,7 +95,7 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             call_id = message.get("tool_call_id")
             if call_id not in calls:
                 raise bad_request(
-                    f"messages[{i}] (role tool) has tool_call_id {_shown(call_id)}, which no "
+                    f"messages[{i}] (role tool) has tool_call_id {shown(call_id)}, which no "
                     "earlier assistant tool call has: send the id of the call it answers",
                     f"messages[{i}].tool_call_id",
                 )
@@ -326,8 +182,3 @@ def _append(messages: list[Message], message: Message) -> None:
         last["content"] = f"{last['content']}\n\n{message['content']}"
     else:
         messages.append(dict(message))
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 80 else text[:80] + "..."

@@ -13,6 +13,14 @@ from textreact.redact import blank_data, public_url
 
 #: Upstream statuses that are the client's to fix, passed on as they are.
 _CLIENT_STATUSES = frozenset({400, 401, 403, 404, 409, 413, 422})
+#: The shortest key blanked in messages: a shorter one is no secret worth the damage of
+#: blanking it wherever it occurs (a key "k" would turn "bad key" into "bad ***ey").
+MIN_SECRET_CHARS = 8
+
+
+def secret_keys(keys: Sequence[str | None]) -> list[str]:
+    """The keys long enough to be secrets, the ones blanked in what a client is shown."""
+    return [key for key in keys if key and len(key) >= MIN_SECRET_CHARS]
 
 
 class ServeError(Exception):
@@ -58,7 +66,8 @@ def upstream_fault(exc: Exception, url: str, secrets: Sequence[str | None]) -> S
     import openai
 
     where = public_url(url)
-    message = server_message(exc, None, secrets=[s for s in secrets if s])
+    secrets = secret_keys(secrets)
+    message = server_message(exc, None, secrets=secrets)
     if isinstance(exc, openai.APITimeoutError):
         return ServeError(
             504, f"the upstream at {where} did not answer in time: {message}", type="timeout"
@@ -75,7 +84,7 @@ def upstream_fault(exc: Exception, url: str, secrets: Sequence[str | None]) -> S
             headers["retry-after"] = retry
         if status in _CLIENT_STATUSES:
             body = exc.body if isinstance(exc.body, dict) else {}
-            blanked = blank_data(body, list(secrets))
+            blanked = blank_data(body, secrets)
             return ServeError(
                 status,
                 message,

@@ -84,19 +84,26 @@ def completion_body(
 
 
 class Chunks:
-    """The SSE events of one streamed completion, in OpenAI's format."""
+    """The SSE events of one streamed completion, in OpenAI's format; the first of them is
+    always the role's, whichever event is asked for first."""
 
     def __init__(self, model: str, *, include_usage: bool = False) -> None:
         self.id = completion_id()
         self.created = int(time.time())
+        #: The model every chunk names; it may change until the first chunk is made.
         self.model = model
         self.include_usage = include_usage
+        self.begun = False
 
     def event(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        return self.role() + self._choice(delta, finish_reason)
+
+    def _choice(self, delta: dict[str, Any], finish_reason: str | None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
         return self._data({"choices": [choice]})
 
     def _data(self, fields: dict[str, Any]) -> bytes:
+        self.begun = True
         body = {
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -109,7 +116,10 @@ class Chunks:
         return sse(body)
 
     def role(self) -> bytes:
-        return self.event({"role": "assistant", "content": ""})
+        """The role's event, unless it has gone out already (then nothing)."""
+        if self.begun:
+            return b""
+        return self._choice({"role": "assistant", "content": ""}, None)
 
     def content(self, text: str) -> bytes:
         return self.event({"content": text})

@@ -19,6 +19,7 @@ from textreact.models import Message
 from textreact.parser import parse
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import DONE, Chunks, sse
+from textreact.serve.stops import Stops
 from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
 from textreact.serve.upstream import Stream
 from textreact.steps import Action, Completion, FinalAnswer, Usage
@@ -84,7 +85,9 @@ class Committer:
         return [*self._thought(verdict.thought), ("content", verdict.text)]
 
     def _answers_allowed(self) -> bool:
-        return self.judge.tool_choice in ("auto", "none")
+        """Whether an answer may go out as it grows: one the request accepts, and that need
+        not be checked whole first (an answer `response_format` shapes is sent at the end)."""
+        return self.judge.tool_choice in ("auto", "none") and self.judge.answer_format is None
 
     def _answer(self, answer: str, thought: str | None) -> list[Event]:
         events: list[Event] = []
@@ -154,24 +157,31 @@ async def events(
     reopen: Reopen,
     chunks: Chunks,
     show_thoughts: bool = False,
+    stops: Stops,
 ) -> AsyncIterator[bytes]:
-    """The SSE bytes of one streamed request: the reply read as it comes, one re-ask (a
-    second upstream stream) when it cannot be used, the finish and the usage. An upstream
-    failure after the response has begun is an error event, as OpenAI sends one."""
-    yield chunks.role()
+    """The SSE bytes of one streamed request: the reply read as it comes (cut at the stops
+    that are the proxy's to apply), one re-ask (a second upstream stream) when it cannot be
+    used, the finish and the usage. An upstream failure after the response has begun is an
+    error event, as OpenAI sends one. The role
+    goes out with the first upstream event, so that every chunk names the model the upstream
+    says it is, as a whole reply does."""
     usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
             committer = Committer(judge, show_thoughts=show_thoughts)
             text, reason = "", "stop"
             async for delta in source:
+                if not chunks.begun:
+                    chunks.model = delta.model or chunks.model
+                    yield chunks.role()
                 usage += delta.usage
                 reason = delta.finish_reason or reason
                 if delta.text:
                     text += delta.text
-                    for piece in _encoded(committer.feed(text), chunks):
+                    for piece in _encoded(committer.feed(stops.readable(text)), chunks):
                         yield piece
-            verdict, left = committer.finish(text, reason)
+            text, stopped = stops.cut(text)
+            verdict, left = committer.finish(text, "stop" if stopped else reason)
             for piece in _encoded(left, chunks):
                 yield piece
             if not isinstance(verdict, Problem):

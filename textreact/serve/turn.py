@@ -18,6 +18,7 @@ from textreact import grammar, observation, templates
 from textreact.constrain import TOOL_CHOICES
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
+from textreact.serve.answers import AnswerFormat
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
 from textreact.tools import Tool, ToolBox
 
@@ -61,6 +62,8 @@ class Problem:
     #: A call that repeats an earlier one: asked once to use the earlier result, it is
     #: passed on if the model insists (the client's loop has its own limits).
     call: Call | None = None
+    #: Why the upstream stopped this reply ("length": cut by the token limit).
+    finish_reason: str = "stop"
 
 
 Verdict = Union[Call, Answer, Problem]  # noqa: UP007 (a runtime alias works on 3.10)
@@ -76,8 +79,11 @@ class Judge:
         lang: str = "en",
         *,
         earlier: Sequence[tuple[str, dict[str, Any] | str, str]] = (),
+        answer_format: AnswerFormat | None = None,
     ) -> None:
         self.tools = tuple(tools)
+        #: What a final answer must be (`response_format`); None: any text.
+        self.answer_format = answer_format
         self.box = ToolBox(self.tools)
         self.tool_choice = tool_choice
         self.lang = lang
@@ -96,28 +102,42 @@ class Judge:
 
     def judge(self, step: Step, kept: str, finish_reason: str = "stop") -> Verdict:
         """What one parsed step means, `kept` being the reply minus what the parser cut."""
+        thought = None if isinstance(step, FormatError) else step.thought
+        if finish_reason == "content_filter":  # stopped by the upstream's filter: not re-asked
+            return Answer(_shown(step, kept), thought, "content_filter")
         if isinstance(step, FormatError):
-            return self._problem(step, kept, kept, None)
+            return self._problem(step, kept, kept, None, finish_reason)
         broken = self._broken(step)
         if broken is not None:
-            return self._problem(broken, kept, _shown(step, kept), step.thought)
+            return self._problem(broken, kept, _shown(step, kept), thought, finish_reason)
         if finish_reason == "length" and isinstance(step, Action):
             note = self.protocol.note("truncated", self.lang)
-            return Problem(note, _one_line(note), kept, kept, step.thought)
+            return Problem(note, _one_line(note), kept, kept, thought, finish_reason="length")
         if isinstance(step, FinalAnswer):
-            cut = "length" if finish_reason == "length" else "stop"
-            return Answer(step.answer, step.thought, cut)
+            if finish_reason == "length":  # cut: as OpenAI sends a cut JSON answer, unchecked
+                return Answer(step.answer, thought, "length")
+            return self._answer(step.answer, kept, thought)
         prepared = self.box.prepare(step.tool, step.input, self.lang)
         if isinstance(prepared, ToolResult):
             text = observation.observe(prepared, lang=self.lang)
-            return Problem(text, _one_line(prepared.error or ""), kept, kept, step.thought)
+            return Problem(text, _one_line(prepared.error or ""), kept, kept, thought)
         repairs = step.repairs + prepared.repairs
-        call = Call(prepared.tool, prepared.arguments, step.thought, repairs)
+        call = Call(prepared.tool, prepared.arguments, thought, repairs)
         if prepared.key in self.earlier:
             number, result = self.earlier[prepared.key]
             text = observation.repeated_call(prepared.tool.name, number, result, self.lang)
-            return Problem(text, _one_line(text), kept, kept, step.thought, call)
+            return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
+
+    def _answer(self, answer: str, kept: str, thought: str | None) -> Answer | Problem:
+        """The answer, as the JSON `response_format` asks for when it asks for one."""
+        if self.answer_format is None:
+            return Answer(answer, thought)
+        shaped, problem = self.answer_format.read(answer, self.lang)
+        if problem is None:
+            return Answer(shaped, thought)
+        said = self.answer_format.reask(problem, self.lang)
+        return Problem(said, _one_line(said), kept, answer, thought)
 
     def _broken(self, step: Step) -> FormatError | None:
         """The error for a step that breaks `tool_choice`; a call of another tool than the
@@ -129,9 +149,11 @@ class Judge:
                 step = FinalAnswer("", step.thought)
         return observation.against_choice(step, choice, self.tools, self.lang)
 
-    def _problem(self, error: FormatError, kept: str, shown: str, thought: str | None) -> Problem:
+    def _problem(
+        self, error: FormatError, kept: str, shown: str, thought: str | None, finish_reason: str
+    ) -> Problem:
         text = self.protocol.explain(error, self.tools, self.lang, again=False)
-        return Problem(text, _one_line(error.message), kept, shown, thought)
+        return Problem(text, _one_line(error.message), kept, shown, thought, None, finish_reason)
 
     def reask(self, messages: Sequence[Message], problem: Problem) -> list[Message]:
         """The conversation with the failed reply and the observation that answers it."""
@@ -144,12 +166,14 @@ class Judge:
 
     def give_up(self, problem: Problem) -> Answer | Call:
         """The content for a reply that failed its re-ask too: what the model wrote, and a
-        note that says why it is text; a repeated call stays the call it is."""
+        note that says why it is text; a repeated call stays the call it is. A reply the token
+        limit cut ends with "length", as OpenAI ends one."""
         if problem.call is not None:
             return problem.call
         note = templates.render("serve/unread.md", self.lang, {"problem": problem.summary})
         text = f"{problem.shown}\n\n{note}" if problem.shown.strip() else note
-        return Answer(text, problem.thought, "stop", note)
+        reason = "length" if problem.finish_reason == "length" else "stop"
+        return Answer(text, problem.thought, reason, note)
 
 
 def _shown(step: Step, kept: str) -> str:

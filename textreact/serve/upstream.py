@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textreact import templates
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
-from textreact.redact import blank_text
-from textreact.serve.errors import ServeError, malformed_upstream, upstream_fault
+from textreact.redact import blank_text, public_url
+from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
+from textreact.serve.reply import DONE, sse
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -25,15 +27,50 @@ if TYPE_CHECKING:
 
 _PROBE_TOOL = "get_weather"
 _PROBE_TOKENS = 200
+#: The httpx packages a response may come from: httpx2 (the openai SDK's since 3.x) and httpx
+#: (older SDKs, and an httpx client passed as `http_client`).
+_HTTPX_PACKAGES = ("httpx2", "httpx")
+
+
+def _read_failures() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeouts, other failures) that reading a response's body raises when the upstream
+    stalls or breaks off after its headers, in whichever httpx the response came from. Only
+    packages already imported count: a response's own package always is."""
+    modules = [sys.modules[name] for name in _HTTPX_PACKAGES if name in sys.modules]
+    timeouts = tuple(module.TimeoutException for module in modules)
+    return timeouts, (*(module.HTTPError for module in modules), OSError)
+
+
+def broken_off(exc: BaseException, url: str, timeout: float) -> ServeError:
+    """The error for an upstream body that stopped coming (a stall past the timeout: 504) or
+    broke off (a reset, a truncated body: 502) after the headers."""
+    timeouts, _ = _read_failures()
+    where = public_url(url)
+    if isinstance(exc, timeouts):
+        return ServeError(
+            504,
+            f"the upstream at {where} stopped sending its reply: nothing came for {timeout:g} s "
+            "(raise --timeout for a slow model)",
+            type="timeout",
+        )
+    return ServeError(
+        502,
+        f"the upstream at {where} broke off its reply: {type(exc).__name__}: "
+        f"{str(exc) or 'the connection closed'}",
+        type="upstream_error",
+    )
 
 
 @dataclass(frozen=True)
 class Delta:
-    """One event of a streamed reply: new text, the finish reason, the usage (at the end)."""
+    """One event of a streamed reply: new text, the finish reason, the usage (at the end), the
+    model's name."""
 
     text: str = ""
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    #: The model the upstream names in the event, if it names one.
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,19 +97,29 @@ class Stream:
     it was read (the client may leave before the first event)."""
 
     def __init__(
-        self, response: httpx.Response, url: str, secrets: Sequence[str | None] = ()
+        self,
+        response: httpx.Response,
+        url: str,
+        secrets: Sequence[str | None] = (),
+        *,
+        timeout: float,
     ) -> None:
         self.response = response
         self.url = url
         self.secrets = list(secrets)
+        self.timeout = timeout
 
     async def aclose(self) -> None:
         await self.response.aclose()
 
     async def __aiter__(self) -> AsyncIterator[Delta]:
-        import httpx
-
+        timeouts, failures = _read_failures()
         try:
+            if "json" in self.response.headers.get("content-type", ""):
+                # an upstream that ignored `stream: true` and answered whole
+                completion, model = _completion(json.loads(await self.response.aread()), self.url)
+                yield Delta(completion.text, completion.finish_reason, completion.usage, model)
+                return
             async for line in self.response.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -83,12 +130,12 @@ class Stream:
         except ServeError as error:
             error.message = blank_text(error.message, self.secrets)
             raise
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ServeError(
-                502,
-                f"the upstream stream broke off: {type(exc).__name__}: {exc}",
-                type="upstream_error",
-            ) from exc
+        except (*timeouts, *failures) as exc:
+            error = broken_off(exc, self.url, self.timeout)
+            error.message = blank_text(error.message, self.secrets)
+            raise error from exc
+        except ValueError as exc:
+            raise malformed_upstream(self.url, f"a stream event that is not JSON ({exc})") from exc
         finally:
             await self.response.aclose()
 
@@ -123,55 +170,55 @@ class Upstream:
             return self.client
         return self.client.with_options(api_key=key)
 
-    def _secrets(self, key: str | None) -> list[str | None]:
-        return [self.config.upstream_api_key, key]
+    def _secrets(self, key: str | None) -> list[str]:
+        """The keys blanked in what the client is shown (`secret_keys`: long enough to be)."""
+        return secret_keys([self.config.upstream_api_key, key])
 
-    async def _post(self, body: Mapping[str, Any], key: str | None) -> httpx.Response:
-        """The upstream's response to one chat request, its body not yet read; raises
-        ServeError for every failure (after the SDK's retries)."""
+    async def _post(self, body: Mapping[str, Any], key: str | None, *, whole: bool = False) -> Any:
+        """The upstream's response to one chat request: its body not yet read, or with
+        `whole` the body's bytes, read by the SDK (so its retries and its timeout cover the
+        body too). Raises ServeError for every failure (after the SDK's retries)."""
         import httpx
         import openai
 
+        client = self._client(key)
         try:
-            return await self._client(key).post(
+            if whole:
+                return await client.post("/chat/completions", cast_to=bytes, body=dict(body))
+            return await client.post(
                 "/chat/completions", cast_to=httpx.Response, body=dict(body), stream=True
             )
         except openai.OpenAIError as exc:
             raise upstream_fault(exc, self.url, self._secrets(key)) from exc
 
     async def _send(
-        self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any]
-    ) -> httpx.Response:
+        self,
+        body: dict[str, Any],
+        key: str | None,
+        grammar: Mapping[str, Any],
+        *,
+        whole: bool = False,
+    ) -> Any:
         """`_post` with the grammar's fields; an upstream that refuses them is asked again
         without, and is sent no grammar again."""
         try:
-            return await self._post({**body, **grammar}, key)
+            return await self._post({**body, **grammar}, key, whole=whole)
         except ServeError as error:
             if not grammar or error.status != 400 or "grammar" not in error.message.lower():
                 raise
             self._server = None
-            return await self._post(body, key)
+            return await self._post(body, key, whole=whole)
 
     async def complete(
         self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
     ) -> tuple[Completion, str | None]:
         """One whole text reply, and the model name the upstream gave."""
-        response = await self._send({**body, "stream": False}, key, grammar)
+        content = await self._send({**body, "stream": False}, key, grammar, whole=True)
         try:
-            data = json.loads(await response.aread())
+            data = json.loads(content)
         except ValueError:
             raise malformed_upstream(self.url, "a reply that is not JSON") from None
-        finally:
-            await response.aclose()
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise malformed_upstream(self.url, "a reply without choices")
-        message = choices[0].get("message") or {}
-        text = message.get("content") if isinstance(message, dict) else None
-        usage = usage_of(data.get("usage") or {}) or Usage()
-        reason = choices[0].get("finish_reason") or "stop"
-        model = data.get("model") if isinstance(data.get("model"), str) else None
-        return Completion(text if isinstance(text, str) else "", str(reason), usage), model
+        return _completion(data, self.url)
 
     async def stream(
         self, body: dict[str, Any], key: str | None, grammar: Mapping[str, Any] = {}
@@ -179,37 +226,54 @@ class Upstream:
         """A streamed text reply: the request is made before this returns (so a refusal is
         an HTTP error, not an event), then its events are read as the iterator is."""
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        return Stream(await self._send(streamed, key, grammar), self.url, self._secrets(key))
+        response = await self._send(streamed, key, grammar)
+        return Stream(response, self.url, self._secrets(key), timeout=self.config.timeout)
 
     async def passthrough(self, body: dict[str, Any], key: str | None) -> Raw:
         """The request sent as the client wrote it, the response returned as it came (a
-        whole body read at once; a stream as it comes, closed by `Raw.aclose` at the end)."""
+        whole body read at once; a stream as it comes, closed by `Raw.aclose` at the end; a
+        stream that breaks off ends with an error event, as a text-protocol stream does)."""
         response = await self._post(body, key)
         kind = response.headers.get("content-type", "application/json")
+        timeouts, failures = _read_failures()
         if not kind.startswith("text/event-stream"):
             try:
                 content = await response.aread()
+            except (*timeouts, *failures) as exc:
+                raise self._broken_off(exc, key) from exc
             finally:
                 await response.aclose()
             return Raw(response.status_code, kind, _once(content), _nothing)
 
         async def chunks() -> AsyncIterator[bytes]:
+            held = b""  # the start of an event not yet ended: never sent half
             try:
                 async for chunk in response.aiter_bytes():
-                    yield chunk
+                    held += chunk
+                    end = _events_end(held)
+                    if end:
+                        yield held[:end]
+                        held = held[end:]
+                if held:
+                    yield held
+            except (*timeouts, *failures) as exc:
+                yield sse(self._broken_off(exc, key).body()) + DONE
             finally:
                 await response.aclose()
 
         return Raw(response.status_code, kind, chunks(), response.aclose)
 
+    def _broken_off(self, exc: BaseException, key: str | None) -> ServeError:
+        error = broken_off(exc, self.url, self.config.timeout)
+        error.message = blank_text(error.message, self._secrets(key))
+        return error
+
     async def models(self, key: str | None) -> dict[str, Any]:
         """The upstream's `GET /models`, as it answered."""
-        import httpx
         import openai
 
         try:
-            response = await self._client(key).get("/models", cast_to=httpx.Response)
-            return json.loads(response.content)
+            return json.loads(await self._client(key).get("/models", cast_to=bytes))
         except openai.OpenAIError as exc:
             raise upstream_fault(exc, self.url, self._secrets(key)) from exc
         except ValueError:
@@ -274,18 +338,35 @@ class Upstream:
             "temperature": 0,
         }
         try:
-            response = await self._post(body, key)
+            content = await self._post(body, key, whole=True)
         except ServeError as error:
             if error.status in (400, 404, 422, 501):  # tools refused: no native calls
                 return False
             raise
         try:
-            data = json.loads(await response.aread())
+            data = json.loads(content)
         except ValueError:
             return False
-        finally:
-            await response.aclose()
         return _probe_called(data)
+
+
+def _completion(data: Any, url: str) -> tuple[Completion, str | None]:
+    """A chat.completion body as a Completion, and the model name it gives."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise malformed_upstream(url, "a reply without choices")
+    message = choices[0].get("message") or {}
+    text = message.get("content") if isinstance(message, dict) else None
+    usage = usage_of(data.get("usage") if isinstance(data.get("usage"), dict) else {}) or Usage()
+    reason = choices[0].get("finish_reason") or "stop"
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    return Completion(text if isinstance(text, str) else "", str(reason), usage), model
+
+
+def _events_end(data: bytes) -> int:
+    """Where the last complete SSE event in `data` ends (0: none has ended yet)."""
+    ends = [data.rfind(mark) + len(mark) for mark in (b"\n\n", b"\r\n\r\n") if mark in data]
+    return max(ends, default=0)
 
 
 def _probe_called(data: Any) -> bool:
@@ -313,8 +394,10 @@ def _delta(data: Any, url: str) -> Delta:
     delta = choice.get("delta") if isinstance(choice, dict) else None
     text = delta.get("content") if isinstance(delta, dict) else None
     reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    model = data.get("model")
     return Delta(
         text if isinstance(text, str) else "",
         reason if isinstance(reason, str) else None,
         usage or Usage(),
+        model if isinstance(model, str) and model else None,
     )
