@@ -131,3 +131,10 @@ def test_the_library_error_hides_url_credentials_too() -> None:
     ):
         model.complete([{"role": "user", "content": "q"}])
     assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)
+
+
+def test_blanking_reads_a_long_run_of_dotted_words_once() -> None:
+    """`a.a.a...` made the scheme scan start again at every word: quadratic, so half a million
+    of them (an echoed error body) would have taken minutes; read once, it is a blink."""
+    text = "a." * 500_000 + " https://user:key@host/"
+    assert blank_text(text).endswith(" https://***@host/")

@@ -19,7 +19,9 @@ BLANK = "***"
 # `scheme://userinfo@`: userinfo runs to the last `@` before the host (RFC 3986), so a password
 # holding an `@` is blanked whole.
 _USERINFO_AT_START = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#]*@")
-_USERINFO_IN_TEXT = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>]*@")
+#: A scheme is at most 32 characters here (real ones are a few): unbounded, the scan for `://`
+#: from every word start made `a.a.a...` quadratic, in text such as an echoed error body.
+_USERINFO_IN_TEXT = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://)[^\s/?#\"'<>]*@")
 
 
 def public_url(url: str) -> str:
