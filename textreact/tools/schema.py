@@ -10,10 +10,16 @@ fits a schema, so that every tool can show the model a correct call.
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any, Final
+
+import regex
 
 from textreact import jsonish
 from textreact.errors import ConfigError
@@ -80,17 +86,46 @@ def _type(declared: object) -> str | list[str] | None:
 def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     """Follow a local `$ref` (`#/$defs/Name`, as pydantic writes them)."""
     seen = 0
-    while "$ref" in schema and seen < 32:
+    while isinstance(schema, dict) and "$ref" in schema and seen < 32:
         target: Any = root
         for part in str(schema["$ref"]).removeprefix("#/").split("/"):
             target = target.get(part, {}) if isinstance(target, dict) else {}
         schema, seen = target, seen + 1
-    return schema
+    return schema if isinstance(schema, dict) else {}
 
 
 def types_of(schema: dict[str, Any]) -> list[str]:
     declared = schema.get("type")
     return [declared] if isinstance(declared, str) else list(declared or [])
+
+
+def kinds_of(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a schema allows: its `type`, else object where it lists `properties`."""
+    return types_of(schema) or (["object"] if "properties" in schema else [])
+
+
+def properties_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema's `properties` (an empty dict where it has none, or something else)."""
+    properties = schema.get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+def pinned(schema: dict[str, Any]) -> list[Any] | None:
+    """The one value a schema allows (`const`, or an `enum` of one), as a list; else None."""
+    if "const" in schema:
+        return [schema["const"]]
+    enum = schema.get("enum")
+    return enum if isinstance(enum, list) and len(enum) == 1 else None
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
+    """A `pattern` compiled by `regex` (which reads `\\p{L}` and most of ECMA-262), or None
+    where it does not compile: a schema from outside must not crash validation."""
+    try:
+        return regex.compile(pattern)
+    except Exception:  # regex.error, and whatever else a foreign pattern provokes
+        return None
 
 
 def example_value(
@@ -104,7 +139,8 @@ def example_value(
     """A value to show for `schema` in the tool's example: the first of `example_candidates`
     that `fits` accepts (all of them, without `fits`), as `fits` returns it (coerced: `"42"`
     from a description becomes 42 for an integer). NO_EXAMPLE when no candidate fits."""
-    for candidate in example_candidates(schema, root, depth, name=name, fits=fits):
+    candidates = example_candidates(schema, root, depth, name=name, fits=fits)
+    for candidate in itertools.islice(candidates, _CANDIDATES):
         if fits is None:
             return candidate
         ok, value = fits(candidate, schema)
@@ -153,10 +189,9 @@ def example_candidates(
     kinds = [t for t in types_of(schema) if t != "null"]
     for value in described_values(str(schema.get("description", ""))):
         yield [value] if kinds == ["array"] and not isinstance(value, list) else value
-    for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key, ()):
-            if isinstance(branch, dict) and types_of(resolve(branch, root)) != ["null"]:
-                yield from example_candidates(branch, root, depth + 1, name=name, fits=fits)
+    for branch in _branches(schema, root) if depth < _DEEPEST else ():
+        if types_of(branch) != ["null"]:
+            yield from example_candidates(branch, root, depth + 1, name=name, fits=fits)
     kind = kinds[0] if kinds else ("object" if "properties" in schema else "string")
     if kind == "string" and schema.get("format") in _FORMAT_EXAMPLES:
         yield _FORMAT_EXAMPLES[schema["format"]]
@@ -181,10 +216,10 @@ def _neutral(
             if isinstance(items, dict)
             else f"<{name or 'item'}>"
         )
-        count = schema.get("minItems", 1) if isinstance(schema.get("minItems"), int) else 1
-        yield [] if item is NO_EXAMPLE else [item] * max(1, min(count, 8))
+        count = min(max(1, _whole(schema, "minItems", 1)), _whole(schema, "maxItems", _MOST))
+        yield [] if item is NO_EXAMPLE else [item] * count
     elif kind in ("integer", "number"):
-        yield _number(schema, whole=kind == "integer")
+        yield from _numbers(schema, whole=kind == "integer")
     elif kind == "boolean":
         yield True
     elif kind == "null":
@@ -192,19 +227,62 @@ def _neutral(
     else:
         label = " ".join(name.replace("_", " ").split()) or "value"
         yield f"<{label}>"
-        yield "x" * max(
-            1, schema.get("minLength", 1) if isinstance(schema.get("minLength"), int) else 1
-        )
+        yield "x" * min(max(1, _whole(schema, "minLength", 1)), _MOST)
 
 
-def _number(schema: dict[str, Any], whole: bool) -> int | float:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    value: int | float = 1 if whole else 0.5
-    if isinstance(low, (int, float)) and value < low:
-        value = low
-    if isinstance(high, (int, float)) and value > high:
-        value = high
-    return int(value) if whole else value
+#: How deep `example_candidates` and `type_label` follow unions into unions (a schema from
+#: outside may make one hold itself).
+_DEEPEST: Final = 8
+#: Candidates `example_value` tries at most (each is validated; a schema whose unions nest
+#: each other could otherwise offer branches ** _DEEPEST of them).
+_CANDIDATES: Final = 64
+#: The most items or characters an example is given, whatever `minItems` or `minLength` says
+#: (validation refuses more than this anyway).
+_MOST: Final = 1_000
+
+
+def _whole(schema: dict[str, Any], key: str, default: int) -> int:
+    """A count keyword (`minItems`, `maxLength`), between 0 and _MOST; else `default`."""
+    value = schema.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return default
+    return min(max(value, 0), _MOST)
+
+
+def _numbers(schema: dict[str, Any], whole: bool) -> Iterator[int | float]:
+    """Numbers for a schema, plain first: 1 (0.5 for a number), then values at and inside its
+    bounds (`minimum`, `exclusiveMinimum`, ...), each a multiple of its `multipleOf`; the
+    caller keeps the first that passes validation."""
+
+    def limit(key: str) -> Fraction | None:
+        value = schema.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return Fraction(str(value)) if math.isfinite(value) else None
+
+    low, high = limit("minimum"), limit("maximum")
+    above, below = limit("exclusiveMinimum"), limit("exclusiveMaximum")
+    if schema.get("exclusiveMinimum") is True:  # draft 4
+        low, above = None, low
+    if schema.get("exclusiveMaximum") is True:
+        high, below = None, high
+    step = limit("multipleOf")
+    step = step if step is not None and step > 0 else (Fraction(1) if whole else None)
+    plain = Fraction(1) if whole else Fraction(1, 2)
+    clamped = plain if low is None else max(plain, low)
+    clamped = clamped if high is None else min(clamped, high)
+    near = [clamped, low, high]
+    if above is not None:
+        near += [above + 1, above + Fraction(1, 2)]
+        near += [(above + below) / 2] if below is not None else []
+    if below is not None:
+        near += [below - 1, below - Fraction(1, 2)]
+    for value in near:
+        if value is None:
+            continue
+        if step is not None:
+            value = math.ceil(value / step) * step
+        yield int(value) if whole else (int(value) if value.denominator == 1 else float(value))
 
 
 #: One value per `format`, each from a range reserved for documentation (RFC 2606, RFC 5737).
@@ -282,30 +360,41 @@ def _value_at(text: str, at: int, *, phrase: bool) -> Any:
     return _NOTHING
 
 
-def type_label(schema: dict[str, Any], root: dict[str, Any]) -> str:
+def type_label(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
     """A short name of what a schema accepts, for the prompt: `integer`, `array of string`,
     `number or null` (a null branch is named, never shown as `any`)."""
     schema = resolve(schema, root)
     nullable = schema.get("nullable") is True
-    for key in ("anyOf", "oneOf"):
-        if schema.get(key):
-            labels = [type_label(b, root) for b in schema[key] if isinstance(b, dict)]
-            return _alternatives([*labels, "null"] if nullable else labels)
+    branches = _branches(schema, root)
+    if branches:
+        if depth >= _DEEPEST:  # a union that holds itself, or unions nested past reading
+            return "any"
+        labels = [type_label(b, root, depth + 1) for b in branches if b is not schema]
+        return _alternatives([*labels, "null"] if nullable else labels) or "any"
     if "const" in schema:
         return json.dumps(schema["const"], ensure_ascii=False)
     if schema.get("enum"):
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    kinds = types_of(schema) or (["object"] if "properties" in schema else [])
+    kinds = kinds_of(schema)
     if not kinds:
         return "any"
     items = schema.get("items")
     labels = [
-        f"array of {type_label(items, root)}"
-        if kind == "array" and isinstance(items, dict)
+        f"array of {type_label(items, root, depth + 1)}"
+        if kind == "array" and isinstance(items, dict) and depth < _DEEPEST
         else kind
         for kind in kinds
     ]
     return _alternatives([*labels, "null"] if nullable else labels)
+
+
+def _branches(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The branches of the schema's `anyOf` (else `oneOf`), resolved, each schema once."""
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            resolved = [resolve(b, root) for b in schema[key] if isinstance(b, dict)]
+            return list({id(b): b for b in resolved}.values())
+    return []
 
 
 def _alternatives(labels: list[str]) -> str:

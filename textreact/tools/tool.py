@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.parsing.inputs import NO_ACTION, is_no_action, names_final_answer
-from textreact.tools.arguments import check_arguments
+from textreact.tools.arguments import MAX_UNION_WORK, check_arguments, union_work
 from textreact.tools.schema import NO_EXAMPLE, example_value, normalize, type_label
 
 _NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
@@ -23,6 +23,10 @@ _API_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 #: aside, so `None`, `n_a` and `No-Tool` are refused along with `none`, `n/a` and `no tool`.
 _NAME_SEPARATORS: Final = re.compile(r"[\s_./-]+")
 _NO_ACTION_KEYS: Final = frozenset(_NAME_SEPARATORS.sub("", w).casefold() for w in NO_ACTION)
+_TOO_NESTED: Final = (
+    "the arguments nest alternatives too deeply to be checked (each level of a value that may be "
+    "one of several kinds multiplies the checks): send fewer nested levels"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,13 +120,19 @@ class Tool:
         self, raw: str | dict[str, Any]
     ) -> tuple[dict[str, Any], tuple[str, ...]]:
         """(arguments, names of the repairs applied), in the order of the chain documented in
-        `textreact.tools.arguments`. The arguments are JSON values, fit to store in a transcript."""
+        `textreact.tools.arguments`. The arguments are JSON values, fit to store in a transcript.
+        Arguments that would cost `convert` (pydantic) more than MAX_UNION_WORK checks, through
+        unions of models nested in each other, are refused before it runs: pydantic tries every
+        member of a plain Union at every level (a `Field(discriminator=...)` union it does not)."""
         arguments, repairs, problems = check_arguments(raw, self.parameters)
         if not problems and self.convert is not None:
-            try:
-                self.convert(arguments)
-            except ToolArgumentError as error:
-                problems = [str(error)]
+            if union_work(arguments, self.parameters) > MAX_UNION_WORK:
+                problems = [_TOO_NESTED]  # pydantic would try every member at every level
+            else:
+                try:
+                    self.convert(arguments)
+                except ToolArgumentError as error:
+                    problems = [str(error)]
         if problems:
             raise ToolArgumentError(self.argument_error(problems))
         return arguments, repairs
