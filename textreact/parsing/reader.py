@@ -152,7 +152,7 @@ class Reader:
         following = tokens[at + 1] if at + 1 < len(tokens) else None
         has_input = following is not None and following.kind == grammar.ACTION_INPUT
         raw = self._value(following) if has_input else ""
-        named = inputs.CALL.sub(r"\g<name>", written) if "(" in written else written
+        named = inputs.called_name(written)
         try:
             call = None if raw else inputs.call(written)
             if has_input and call is None:
