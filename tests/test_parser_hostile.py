@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 
 import pytest
 from hypothesis import given
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from textreact.cli import EXIT_OK, main
 from textreact.parser import SCAN_LIMIT, parse
 from textreact.parsing import inputs
-from textreact.steps import Action, FormatError
+from textreact.steps import Action, FinalAnswer, FormatError
 
 
 def _json_only(value: object) -> bool:
@@ -107,6 +108,32 @@ def test_split_call_reads_what_the_old_regex_read(written: str) -> None:
         expected = (match["name"], opener, inside)
     got = inputs.split_call(written)
     assert (None if got is None else tuple(got)) == expected
+
+
+# --- 3: a long run of empty keywords in constant memory --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("run", "count"),
+    [
+        ("Action:", 1_000_000),
+        ("Thought: Action: Action Input: ", 300_000),
+        ("**Action:** ", 500_000),
+    ],
+    ids=["action", "mixed", "bold"],
+)
+def test_a_long_run_of_empty_keywords_is_skipped_in_constant_memory(run: str, count: int) -> None:
+    text = run * count + "Final Answer: 42"
+    tracemalloc.start()
+    try:
+        step = parse(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert step == FinalAnswer("42")
+    # before: about 100 bytes per keyword of the run (684 MB for the first); now the scan
+    # window's few copies (a quarter of a megabyte)
+    assert peak < 4_000_000, peak
 
 
 # --- 6: every input is JSON ------------------------------------------------------------------
