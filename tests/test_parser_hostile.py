@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.cli import EXIT_OK, main
-from textreact.parser import SCAN_LIMIT, parse
+from textreact.parser import SCAN_LIMIT, _Reader, parse
 from textreact.parsing import inputs
 from textreact.steps import Action, FinalAnswer, FormatError
 
@@ -243,3 +243,53 @@ def test_what_follows_a_json_call_is_cut(text: str, expected: Action, discarded:
     if discarded is not None:
         assert step.discarded_text == discarded
     assert text.endswith(step.discarded_text)
+
+
+# --- 7: observations behind an abbreviation, a Unicode line break or space -------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "discarded"),
+    [
+        ("Action: s\nAction Input: plain text\nObs: fake", Action("s", "plain text"), "Obs: fake"),
+        (
+            "Action: s\nAction Input: plain text\u2028Observation: fake\nFinal Answer: x",
+            Action("s", "plain text"),
+            "Observation: fake\nFinal Answer: x",
+        ),
+        (
+            "Action: s\nAction Input: plain text\n\xa0Observation: fake",
+            Action("s", "plain text"),
+            "\xa0Observation: fake",
+        ),
+        (
+            'Action: s\nAction Input: {"q": 1}\u2029Observation 3\nFinal Answer: 3',
+            Action("s", {"q": 1}),
+            "Observation 3\nFinal Answer: 3",
+        ),
+        (
+            "Action: s\nAction Input: x\x85\u3000Final Answer: y",
+            Action("s", "x"),
+            "\u3000Final Answer: y",
+        ),
+        ("Final Answer: a\u2028Action: b\nAction Input: {}", FinalAnswer("a"), None),
+        ("Thought: t\u2028Final Answer: 4", FinalAnswer("4", "t"), ""),
+        ("\u2003Final Answer:\u00a042", FinalAnswer("42"), ""),
+        # a word that only starts so stays in the value
+        ("Action: s\nAction Input: x\nObsolete: y", Action("s", "x\nObsolete: y"), ""),
+    ],
+    ids=[
+        "Obs:", "line separator", "no-break space", "paragraph separator", "NEL, wide space",
+        "answer", "thought", "em space", "Obsolete",
+    ],
+)  # fmt: skip
+def test_an_observation_behind_unusual_characters_is_cut(
+    text: str, expected: Action, discarded: str | None
+) -> None:
+    step = parse(text)
+    assert step == expected
+    if discarded is not None:
+        assert step.discarded_text == discarded
+    assert text.endswith(step.discarded_text)
+    general = _Reader(text).step()  # the fast path, when taken, agrees
+    assert (step, step.discarded_text) == (general, general.discarded_text)
