@@ -1,6 +1,7 @@
 """Parse speed and accuracy on tests/corpus, side by side with LangChain's and LlamaIndex's
-ReAct output parsers when the `bench` extra is installed; growth on pathological inputs; and
-the start-up cost of `import textreact`.
+ReAct output parsers when the `bench` extra is installed; growth on pathological inputs, and
+time and peak memory at n and 8n on the shapes of the hostile-input audit; and the start-up
+cost of `import textreact`.
 
     python bench/parse_bench.py [--repeat N]
 
@@ -139,6 +140,47 @@ def pathological(size: int) -> dict[str, str]:
     }
 
 
+#: Shapes from the hostile-input audit, as functions of n, for the growth table: each was
+#: quadratic in time (the call shapes: a regex retried at every position of the Action's
+#: value) or linear in memory at ~100 bytes per keyword (the runs). The call shapes stay
+#: under SCAN_LIMIT at 8n, which would otherwise cap them.
+GROWTH: dict[str, tuple[Callable[[int], str], int]] = {
+    "unclosed call": (lambda n: "Action: f(" + "a" * n, 2_000),
+    "unclosed keyword arguments": (lambda n: "Action: x(" + "a=1, " * (n // 5), 2_000),
+    "code cut by the token limit": (
+        lambda n: 'Action: python(code="' + "print(i); " * (n // 10),
+        2_000,
+    ),
+    "empty keywords": (lambda n: "Action:" * (n // 7) + "Final Answer: 42", 875_000),
+    "mixed empty keywords": (
+        lambda n: "Thought: Action: Action Input: " * (n // 31) + "Final Answer: 42",
+        3_875_000,
+    ),
+}
+
+
+def growth_rows() -> list[tuple[str, int, float, float, float, float]]:
+    """Per GROWTH shape: n, and the seconds (best of 3) and peak traced megabytes of one
+    parse at n and at 8n. Memory is traced in a run of its own (tracing slows allocation)."""
+    import tracemalloc
+
+    rows = []
+    for shape, (make, size) in GROWTH.items():
+        figures = []
+        for n in (size, 8 * size):
+            text = make(n)
+            seconds = min(_timed(parse, text) for _ in range(3))
+            tracemalloc.start()
+            try:
+                parse(text)
+                peak = tracemalloc.get_traced_memory()[1] / 1e6
+            finally:
+                tracemalloc.stop()
+            figures += [seconds, peak]
+        rows.append((shape, size, *figures))
+    return rows
+
+
 def import_ms() -> float:
     def best(code: str) -> float:
         runs = []
@@ -154,7 +196,13 @@ def import_ms() -> float:
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--repeat", type=int, default=20)
-    repeat = options.parse_args().repeat
+    options.add_argument(
+        "--growth", action="store_true", help="print only the growth table of the audit's shapes"
+    )
+    arguments = options.parse_args()
+    if arguments.growth:
+        return print_growth()
+    repeat = arguments.repeat
     cases = load()
     texts = [case["text"] for case in cases]
 
@@ -199,7 +247,22 @@ def main() -> None:
             row.append(min(_timed(parse, text) for _ in range(3)) * 1000)
         print(f"{shape:<22}" + "".join(f"{ms:>12.2f}" for ms in row))
     print()
+    print_growth()
+    print()
     print(f"import textreact: {import_ms():.0f} ms over a bare interpreter (best of 5)")
+
+
+def print_growth() -> None:
+    print("growth on the audit's shapes: one parse at n and at 8n (linear: a time ratio near 8)")
+    print(
+        f"{'shape':<28} {'n':>9} {'s at n':>9} {'s at 8n':>9} {'ratio':>6}"
+        f" {'MB at n':>8} {'MB at 8n':>9} {'ratio':>6}"
+    )
+    for shape, n, seconds, peak, seconds_8n, peak_8n in growth_rows():
+        print(
+            f"{shape:<28} {n:>9} {seconds:>9.4f} {seconds_8n:>9.4f} {seconds_8n / seconds:>6.1f}"
+            f" {peak:>8.2f} {peak_8n:>9.2f} {peak_8n / peak:>6.1f}"
+        )
 
 
 def _timed(read: Callable[[str], object], text: str) -> float:

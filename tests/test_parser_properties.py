@@ -4,6 +4,8 @@ Strategies come from textreact.testing, the same ones `textreact fuzz` uses."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +19,9 @@ from textreact.testing import completions, matches, outcome, steps
 _PIECES = st.sampled_from(
     ["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:", "行动：", "\n",
      " ", "{", "}", "[", "]", '"', "'", ",", ":", "```", "```json\n", "<think>", "</think>",
-     "**", "#", "search", "None", "True", "\\", "Observ", "\x00", "\ud800", "(", ")", "x=1"]
+     "**", "#", "search", "None", "True", "\\", "Observ", "\x00", "\ud800", "(", ")", "x=1",
+     "f(", "b'x'", "1e999", "{1, 2}", "...", "1j", "(1,)", "9" * 400, "\u2028", "\xa0", "Obs:",
+     '{"action": "a", "action_input": {}}', "## ", "1. "]
 )  # fmt: skip
 hostile_texts = st.one_of(st.text(), st.lists(_PIECES, max_size=40).map("".join))
 
@@ -29,6 +33,8 @@ def test_parse_never_raises_and_discards_a_suffix(text: str) -> None:
     assert text.endswith(step.discarded_text)
     if step.kind == "error":
         assert step.message and step.hint
+    if step.kind == "action":  # every input is JSON, and the same after a round trip
+        assert json.loads(json.dumps(step.input, allow_nan=False)) == step.input
 
 
 @given(steps(), st.sampled_from(LANGUAGES))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from typing import NamedTuple
 
@@ -220,6 +221,45 @@ def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
         return _repair(text, lead, scanned)
     except (RecursionError, MemoryError) as exc:
         raise JsonishError(f"the text could not be parsed as JSON ({type(exc).__name__})") from None
+
+
+#: The scalar types a JSON value may hold (a float must also be finite).
+_JSON_SCALARS = (str, int, float, bool, type(None))
+#: Integers of more than 4,300 digits are no JSON numbers: `int()` refuses to read one from
+#: text (so the strict decoder does), and `str()` to write one.
+_INT_BOUND = 10**4300
+
+
+def is_json(value: object) -> bool:
+    """Whether `value` is made of JSON's types only, as `json.loads` would give it: dicts with
+    string keys, lists, strings, integers of at most 4,300 digits, finite floats, booleans
+    and None, no deeper than MAX_DEPTH. A Python literal (call syntax in an Action) can be a
+    tuple, a set, bytes, a complex number, `...` or `1e999`, which no tool schema means."""
+    level = [value]
+    for _ in range(MAX_DEPTH + 1):
+        below: list[object] = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                if not all(type(key) is str for key in item):
+                    return False
+                below.extend(item.values())
+            elif kind is list:
+                below.extend(item)
+            elif not _json_scalar(kind, item):
+                return False
+        if not below:
+            return True
+        level = below
+    return False
+
+
+def _json_scalar(kind: type, item: object) -> bool:
+    if kind is float:
+        return math.isfinite(item)
+    if kind is int:
+        return -_INT_BOUND < item < _INT_BOUND
+    return kind in _JSON_SCALARS
 
 
 def _check_depth(value: object, text: str) -> None:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from textreact import grammar, prompt, templates
 from textreact.parsing import messages
+from textreact.parsing.blobs import tool_key_starts
+from textreact.parsing.keywords import keyword_starts
 from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
@@ -253,10 +255,14 @@ class _Render:
 def quote_keywords(text: str) -> str:
     """Mark every protocol keyword in untrusted text, at a line start or inside a line, so that
     neither the model nor the parser reads it as a step: `│` goes right before the keyword,
-    where no reading of the protocol accepts it (`│Final Answer: …`, `**│Action:**`), and
-    inside a reasoning tag (`<│/think>`), which would make what precedes it read as reasoning."""
-    starts = {m.start(m.lastgroup) for m in grammar.KEYWORD_LINE.finditer(text)}
-    starts.update(m.start(m.lastgroup) for m in grammar.KEYWORD_INLINE.finditer(text))
+    where no reading of the protocol accepts it (`│Final Answer: …`, `**│Action:**`,
+    `## │Final Answer`), before each key that could name a JSON call's tool (`{│"action": …}`,
+    which no JSON reader then decodes), and inside a reasoning tag (`<│/think>`), which would
+    make what precedes it read as reasoning. The keywords are found by the parser's own
+    scanner (`parsing.keywords.keyword_starts`: every keyword it could read, in any mode),
+    so the two cannot disagree. Linear; quoting twice changes nothing more."""
+    starts = set(keyword_starts(text))
+    starts.update(tool_key_starts(text))
     starts.update(m.start() + 1 for m in _THINK_TAG.finditer(text))
     if not starts:
         return text

@@ -15,7 +15,7 @@ from functools import cache
 
 from textreact import grammar, jsonish
 from textreact.parsing.inputs import is_no_action, names_final_answer
-from textreact.parsing.keywords import BLANKS
+from textreact.parsing.keywords import AS_NEWLINE, BLANKS
 from textreact.parsing.reader import Reader as _Reader
 from textreact.parsing.window import SCAN_LIMIT
 from textreact.steps import Action, FinalAnswer, Step
@@ -42,12 +42,13 @@ def _canonical_pattern(lang: str) -> re.Pattern[str]:
         for k in (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT, grammar.OBSERVATION,
                   grammar.FINAL_ANSWER)
     )  # fmt: skip
+    line = f"\\n{AS_NEWLINE}"  # what the reader reads as a line break ends a line here too
     return re.compile(
-        rf"(?:{thought}(?=(?P<thought>[^\n:：<]*))(?P=thought)\n)?"
+        rf"(?:{thought}(?=(?P<thought>[^{line}:：<]*))(?P=thought)\n)?"
         rf"(?:{action}[ \t]*(?P<tool>[^\W_](?:[\w.\-]*\w)?)[ \t]*\n"
-        rf"{action_input}[ \t]*(?=(?P<input>\{{[^\n<]*\}}))(?P=input)[ \t]*"
+        rf"{action_input}[ \t]*(?=(?P<input>\{{[^{line}<]*\}}))(?P=input)[ \t]*"
         rf"(?:\n(?={observation}|{thought}|{action}|{final})(?P<tail>(?s:.*))|\n?)"
-        rf"|{final}(?P<answer>[^\n<]*)\n?)"
+        rf"|{final}(?P<answer>[^{line}<]*)\n?)"
     )
 
 

@@ -8,7 +8,7 @@ import ast
 import keyword
 import re
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from textreact import grammar, jsonish
 from textreact.parsing.keywords import spelled_keyword
@@ -31,11 +31,6 @@ _NO_ACTION_LEAD = (
 )
 _WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("`", "`"), ("[", "]"), ('"', '"'),
              ("'", "'"), ("<", ">"))  # fmt: skip
-CALL = re.compile(
-    r"(?P<name>[^\s(\[{][^(\[{\n]*?)[ \t]*"
-    r"(?:\((?P<paren>.*)\)|\[(?P<bracket>.*)\]|(?P<brace>\{.*\}))[ \t]*[.;]?\Z",
-    re.DOTALL,
-)
 #: Every character a wrapper starts or ends with.
 _MARKS = frozenset("".join(left + right for left, right in _WRAPPERS))
 _FENCED = r"(?s)```[\w-]*[ \t]*\n?(.*?)\n?```"
@@ -155,11 +150,52 @@ def _plain(raw: str) -> tuple[str, tuple[str, ...]]:
     return _unquote(raw)
 
 
+class Written(NamedTuple):
+    """Call syntax as written: the name, the bracket that opens the arguments, and what the
+    brackets hold (the braces included, for `name {…}`)."""
+
+    name: str
+    opener: str
+    inside: str
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+#: What ends a tool name in call syntax: its first bracket, or the end of its line.
+_NAME_END = re.compile(r"[(\[{\n]")
+
+
+def split_call(written: str) -> Written | None:
+    """`name(…)`, `name[…]` or `name {…}` as the whole of `written`, a `.` or `;` allowed at
+    the end: the name is what stands before the first bracket, on the first line; the
+    arguments run to the last closing bracket of the same kind, which only blanks and that
+    `.` or `;` may follow. One search and a look at the end, so linear in any text (a regex
+    that let the name and the arguments compete was quadratic on an unclosed call)."""
+    first = _NAME_END.search(written)
+    if first is None or first[0] == "\n" or first.start() == 0 or written[0].isspace():
+        return None
+    opener, at = first[0], first.start()
+    closer, end = _CLOSERS[opener], len(written)
+    if written[end - 1] != closer:
+        end -= written[end - 1] in ".;"
+        end = len(written[:end].rstrip(" \t"))
+    if end - 1 <= at or written[end - 1] != closer:
+        return None
+    inside = written[at:end] if opener == "{" else written[at + 1 : end - 1]
+    return Written(written[:at].rstrip(" \t"), opener, inside)
+
+
+def called_name(written: str) -> str:
+    """The Action value without its call-syntax arguments (`search(x)` -> `search`), when it
+    is a call with parentheses; else as written."""
+    parts = split_call(written) if "(" in written else None
+    return written if parts is None else parts.name
+
+
 def call(written: str) -> Call | None:
     """Call syntax on the Action line: `search("x")`, `search(query="x")`, `Search[x]`,
     `search {"q": "x"}`; or the arguments on the lines below the tool name."""
-    match = CALL.match(written) if len(written) <= jsonish.MAX_DEPTH * 300 else None
-    if match is None:
+    parts = split_call(written) if len(written) <= jsonish.MAX_DEPTH * 300 else None
+    if parts is None:
         name, _, below = written.partition("\n")
         if not below.strip() or not name.strip():
             return None
@@ -167,13 +203,10 @@ def call(written: str) -> Call | None:
         if not isinstance(value, dict):
             return None
         return tool_name(name), below.strip(), value, ("missing_label", *repairs)
-    name, raw = (
-        tool_name(match["name"]),
-        (match["paren"] or match["bracket"] or match["brace"] or "").strip(),
-    )
-    if match["bracket"] is not None:
+    name, raw = tool_name(parts.name), parts.inside.strip()
+    if parts.opener == "[":
         return name, raw, _unquote(raw)[0], ("call_syntax",)
-    if match["brace"] is not None or raw.startswith("{"):
+    if parts.opener == "{" or raw.startswith("{"):
         value, repairs = read_input(raw)
         return name, raw, value, ("call_syntax", *repairs)
     return name, raw, _call_arguments(raw), ("call_syntax",)
@@ -185,7 +218,8 @@ _LITERAL_START = r"""[rRuU]?["'(]|\{"""
 
 def _call_arguments(raw: str) -> dict[str, Any] | str:
     """`query="x", n=3` -> a dict; one literal string -> that string; anything else (an
-    expression like `15*37`) -> the text as written. Parsed, never evaluated. Text that can
+    expression like `15*37`, a value JSON has no type for: bytes, a set, a tuple, a complex
+    number, `...`, `1e999`) -> the text as written. Parsed, never evaluated. Text that can
     only be an expression, and a plain quoted string, skip `ast`."""
     if not raw:
         return {}
@@ -205,10 +239,11 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
             names = [str(k.arg) for k in parsed.keywords]
             if len(set(names)) < len(names):
                 raise _duplicate_name(names)
-            return {k.arg: ast.literal_eval(k.value) for k in parsed.keywords}
+            arguments = {k.arg: ast.literal_eval(k.value) for k in parsed.keywords}
+            return arguments if jsonish.is_json(arguments) else raw
         if len(parsed.args) == 1 and not parsed.keywords:
             value = ast.literal_eval(parsed.args[0])
-            return value if isinstance(value, (str, dict)) else raw
+            return value if isinstance(value, (str, dict)) and jsonish.is_json(value) else raw
     except jsonish.AmbiguousJsonError:
         raise
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
@@ -224,6 +259,9 @@ _SIMPLE_KEYWORD = (
     r"""[ \t]*(?:,|\Z)"""
 )
 _WORDS = {"True": True, "False": False, "None": None}
+#: Numbers this long are left to `ast`: `float()` of a longer one may overflow to infinity,
+#: and `int()` of one past 4,300 digits raises.
+_SIMPLE_NUMBER = 300
 
 
 @cache
@@ -247,6 +285,8 @@ def _simple_keywords(raw: str) -> dict[str, Any] | None:
             arguments[match[1]] = value[1:-1]
         elif value in _WORDS:
             arguments[match[1]] = _WORDS[value]
+        elif len(value) > _SIMPLE_NUMBER:
+            return None  # `ast` reads it, or refuses it: an overflowing float, a huge int
         else:
             arguments[match[1]] = float(value) if "." in value else int(value)
         at = match.end()

@@ -25,7 +25,14 @@ BLANKS = (
     " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000" + JUNK
 )
-_JUNK_TO_BLANK = str.maketrans(dict.fromkeys(JUNK, " "))
+#: What the scanner reads as a blank besides a space and a tab (written as a space for the
+#: scan, so that `[ \t]` in the patterns takes it): JUNK and the Unicode spaces, such as the
+#: no-break space a model or a web page puts before a keyword.
+AS_BLANK = JUNK + "\xa0\u1680\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
+#: What the scanner reads as a line break besides `\n` (written as `\n` for the scan): NEL
+#: and the Unicode line and paragraph separators, which `str.splitlines` breaks at too.
+AS_NEWLINE = "\x85\u2028\u2029"
+_PLAIN = str.maketrans({**dict.fromkeys(AS_BLANK, " "), **dict.fromkeys(AS_NEWLINE, "\n")})
 
 
 def strip(text: str) -> str:
@@ -55,10 +62,14 @@ _token = tuple.__new__
 
 #: Lines that read as an observation the model wrote itself though they are no keyword line:
 #: the label without its colon (`Observation 4`, a bare `Observation`), with a note
-#: (`Observation (simulated):`), in the plural, another tool's-output label (`Tool Output:`),
-#: Qwen's `观察结果：`. Each ends an Action's or an Action Input's value, and is cut as a
-#: hallucinated observation is. Matched ignoring case; `_patterns` knows its first letters.
-_OBSERVED = r"(?:observations?\b|tool[ _-]?(?:output|result|response)s?\b|观察|工具(?:输出|结果))"
+#: (`Observation (simulated):`), in the plural, abbreviated (`Obs:`), another tool's-output
+#: label (`Tool Output:`), Qwen's `观察结果：`. Each ends an Action's or an Action Input's
+#: value, and is cut as a hallucinated observation is. Matched ignoring case; `_patterns`
+#: knows its first letters.
+_OBSERVED = (
+    r"(?P<observed>observations?\b|obs\b|tool[ _-]?(?:output|result|response)s?\b|观察"
+    r"|工具(?:输出|结果))"
+)
 
 
 class _Patterns(NamedTuple):
@@ -104,12 +115,19 @@ def _line_start(firsts: set[str]) -> str:
     return rf"\n(?=[ \t]*[{opening}]){number}{grammar.LEAD_PATTERN}"
 
 
-def fold(text: str) -> str:
-    """grammar.fold, with JUNK read as blanks (index for index)."""
-    folded = grammar.fold(text)
-    if "\x00" in folded or "\ufeff" in folded or "\u200b" in folded:
-        return folded.translate(_JUNK_TO_BLANK)
-    return folded
+@cache
+def _unplain() -> re.Pattern[str]:
+    return re.compile(f"[{AS_BLANK}{AS_NEWLINE}]")
+
+
+def plain(text: str, start: int = 0, stop: int | None = None) -> str:
+    """`text` (up to `stop`) as the scanner reads it, index for index: AS_BLANK written as a
+    space, AS_NEWLINE as `\n`. The same text when `text[start:stop]` holds none of them
+    (most replies: one scan in C)."""
+    stop = len(text) if stop is None else stop
+    if _unplain().search(text, start, stop) is None:
+        return text
+    return text[:stop].translate(_PLAIN)
 
 
 class Scanner:
@@ -118,7 +136,8 @@ class Scanner:
     counts the ones seen (in either mode, so the reader knows when a rescan could help)."""
 
     def __init__(self, text: str, window: Window, *, bare: bool = False) -> None:
-        self.text = text
+        #: Read as `plain` writes it (values are sliced from the original by the reader).
+        self.text = plain(text, window.start or 0, window.stop)
         self.window = window
         self.bare = bare
         self.bare_lines = 0
@@ -128,7 +147,7 @@ class Scanner:
         then one per keyword. One regex pass; Python runs once per keyword line found."""
         text, window = self.text, self.window
         offset = window.start or 0
-        folded = "\n" + fold(text[offset : window.stop])
+        folded = "\n" + grammar.fold(text[offset : window.stop])
         shift = offset - 1  # folded[i] is text[i + shift]
         found: list[Token] = []
         kind, start, value, lang = None, offset, offset, "en"
@@ -157,16 +176,15 @@ class Scanner:
         """Where the value of a keyword written as a heading starts (`## Final Answer` or
         `**Final Answer**` alone on its line, or, when bare, `Final Answer`): the next line.
         None for a keyword word in a line of prose."""
-        line_end = folded.find("\n", spelled_end)
-        line_end = len(folded) if line_end < 0 else line_end
-        if _HEADING_REST.fullmatch(folded, spelled_end, line_end) is None:
+        found = _heading(folded, line_start, at, spelled_end)
+        if found is None:
             return None
-        lead, rest = folded[line_start:at], folded[spelled_end:line_end]
-        heading = "#" in lead or any(m in lead and m in rest for m in ("**", "__"))
-        if not heading and not lead.strip() and not rest.strip():
+        after, bare = found
+        if bare:
             self.bare_lines += 1
-            heading = self.bare
-        return min(line_end + 1, len(folded)) if heading else None
+            if not self.bare:
+                return None
+        return after
 
     def _split(self, found: list[Token], segment: Token, ending: str | None) -> None:
         """One line-led segment, split at keywords written inline (`… Action: x Action Input:
@@ -236,6 +254,22 @@ class Scanner:
 
 
 _HEADING_REST = re.compile(r"[ \t\r]*(?:\*\*|__)?[ \t\r]*")
+
+
+def _heading(folded: str, line_start: int, at: int, spelled_end: int) -> tuple[int, bool] | None:
+    """For a keyword with no colon: where its value starts (the next line) when it is a
+    heading (`## X`, `**X**` alone on its line) or bare (alone on its line, no decoration,
+    which a Scanner reads only in bare mode), and whether it is bare; None in prose."""
+    line_end = folded.find("\n", spelled_end)
+    line_end = len(folded) if line_end < 0 else line_end
+    if _HEADING_REST.fullmatch(folded, spelled_end, line_end) is None:
+        return None
+    lead, rest = folded[line_start:at], folded[spelled_end:line_end]
+    heading = "#" in lead or any(m in lead and m in rest for m in ("**", "__"))
+    bare = not heading and not lead.strip() and not rest.strip()
+    return (min(line_end + 1, len(folded)), bare) if heading or bare else None
+
+
 #: For the inline rule, a Final Answer is of the Action's kind: either decides the step.
 _DECIDES = {grammar.FINAL_ANSWER: grammar.ACTION}
 #: The values that an observation-like line ends (_OBSERVED): a call's.
@@ -255,3 +289,23 @@ def spelled_keyword(text: str) -> str | None:
     """The keyword that `text` is, whole (`Final Answer:`, `**Action**:`), or None."""
     match = _patterns().spelled.fullmatch(grammar.fold(text))
     return None if match is None else match.lastgroup
+
+
+def keyword_starts(text: str) -> list[int]:
+    """Where every keyword that a Scanner could read in `text` starts, in any mode and any
+    context: keyword lines, headings and bare keyword lines, `Answer:` in any case, numbered
+    steps, mid-line labels, observation-like lines; JSON strings not skipped. For
+    `observation.quote_keywords`, which marks each one, so that what the parser reads as a
+    keyword and what tool output may not hold are one definition. One pass of each of the
+    scanner's patterns, unsorted."""
+    text = plain(text)
+    patterns = _patterns()
+    folded = "\n" + grammar.fold(text)
+    starts = []
+    for match in patterns.line.finditer(folded):
+        at, spelled_end = match.span(match.lastgroup)
+        if match.end() > spelled_end or _heading(folded, match.start() + 1, at, spelled_end):
+            starts.append(at - 1)
+    starts.extend(m.start(m.lastgroup) for m in patterns.inline.finditer(text))
+    starts.extend(m.start("observed") - 1 for m in patterns.observed.finditer("\n" + text))
+    return starts

@@ -44,6 +44,9 @@ class Reader:
             tokens, decision = self._bare(tokens, decision)
         # tokens[0] is the text before the first keyword; the first keyword's language rules
         lang = tokens[1].lang if len(tokens) > 1 else _lang_of(self.text[window.start :])
+        blob = self._blob_before(tokens, decision, lang)
+        if blob is not None:
+            return blob
         if decision is not None:
             kind = tokens[decision].kind
             if kind == grammar.ACTION:
@@ -52,11 +55,6 @@ class Reader:
                 rest = self._rest(tokens[decision].end)
                 return messages.error("input_without_action", lang, rest=rest)
             return self._final(tokens, decision, lang)
-        for token in tokens:
-            if token.kind == grammar.OBSERVATION:
-                break
-            if token.kind in (None, grammar.THOUGHT) and (blob := self._blob(token, lang)):
-                return blob
         if len(tokens) == 1:
             return self._implicit(lang)
         return self._no_decision(tokens, lang)
@@ -152,7 +150,7 @@ class Reader:
         following = tokens[at + 1] if at + 1 < len(tokens) else None
         has_input = following is not None and following.kind == grammar.ACTION_INPUT
         raw = self._value(following) if has_input else ""
-        named = inputs.CALL.sub(r"\g<name>", written) if "(" in written else written
+        named = inputs.called_name(written)
         try:
             call = None if raw else inputs.call(written)
             if has_input and call is None:
@@ -232,6 +230,21 @@ class Reader:
             thought = self._thought(tokens, len(tokens)) or ""
             return messages.error("thought_only", lang, fragment=messages.quote(thought))
         return messages.error("observation_only", lang)
+
+    def _blob_before(self, tokens: list[Token], decision: int | None, lang: str) -> Step | None:
+        """A tool call written as JSON before the deciding keyword (before any observation,
+        in the text before the first keyword or in a Thought): the first call wins, as among
+        keyword actions, so an observation, an answer or another action written after it is
+        the model's invention and is cut. A blob that says "no action" decides nothing when a
+        keyword decides after it."""
+        for token in tokens if decision is None else tokens[:decision]:
+            if token.kind == grammar.OBSERVATION:
+                break
+            if token.kind in (None, grammar.THOUGHT) and (blob := self._blob(token, lang)):
+                if decision is not None and getattr(blob, "problem", None) == "no_action":
+                    continue
+                return blob
+        return None
 
     def _blob(self, token: Token, lang: str, thought: str | None = None) -> Step | None:
         """A tool call written as JSON in the token's value; the pseudo-tool `Final Answer` is

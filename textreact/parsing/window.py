@@ -59,26 +59,35 @@ def _residue_pattern() -> re.Pattern[str]:
     return re.compile(grammar.STOP_RESIDUE_PATTERN)
 
 
+#: Keywords read by one match of `_empty_keywords`: a bounded run, so the match keeps
+#: backtracking state for this many at most, and a run of a million costs few Python steps.
+_RUN_CHUNK = 256
+
+
 @cache
 def _empty_keywords() -> re.Pattern[str]:
-    """A run of keywords with nothing after them (`Thought: Action: Action Input: …`), the
-    last one captured. No two blank runs can meet, and each is bounded, so a run that fails
-    costs little wherever it fails."""
+    """Up to _RUN_CHUNK keywords with nothing after them (`Thought: Action: Action Input:
+    …`), the last one captured. No two blank runs can meet, and each is bounded, so a run that
+    fails costs little wherever it fails."""
     markup = r"(?:\*\*|__|\*|_|`)"
     keyword = (
         rf"\s{{0,16}}{markup}?(?:{grammar.ANY_SPELLING_PATTERN})(?:[ \t]{{0,8}}{markup})?"
         rf"[ \t]{{0,8}}[:：](?:\*\*|__)?"
     )
-    return re.compile(rf"(?:{keyword})*({keyword})", re.IGNORECASE)
+    return re.compile(rf"(?:{keyword}){{0,{_RUN_CHUNK - 1}}}({keyword})", re.IGNORECASE)
 
 
 def _past_empty_keywords(text: str, start: int) -> int:
     """Where the scan starts when the reply opens with a run of empty keywords longer than a
-    quarter of the scan limit: at the last of them, so the limit counts what follows it."""
-    run = _empty_keywords().match(text, start)
-    if run is None or run.end() - start < SCAN_LIMIT // 4:
+    quarter of the scan limit: at the last of them, so the limit counts what follows it. The
+    run is read a bounded chunk at a time: one match of the whole run (`(?:kw)*`) kept
+    backtracking state for every keyword, about 100 bytes each (680 MB for 7 MB of them)."""
+    pattern, at, last = _empty_keywords(), start, None
+    while (chunk := pattern.match(text, at)) is not None:
+        at, last = chunk.end(), chunk.start(1)
+    if last is None or at - start < SCAN_LIMIT // 4:
         return start
-    return run.start(1)
+    return last
 
 
 def _turn_end(text: str, start: int) -> int | None:
