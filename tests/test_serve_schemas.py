@@ -83,6 +83,13 @@ def test_required_must_be_names() -> None:
     assert "parameters.required must be an array of property names" in error.message
 
 
+def test_a_pattern_is_checked_by_the_engine_validation_uses() -> None:
+    """`\\p{L}` is ECMA-262 that `regex` reads, as validation does; `re` would refuse it."""
+    letters = tool_with({"name": {"type": "string", "pattern": "^\\p{L}+$", "examples": ["Ada"]}})
+    (tool,) = parse_request({"model": "m", "messages": QUESTION, "tools": [letters]}).tools
+    assert tool.parse_arguments({"name": "Zoë"}) == {"name": "Zoë"}
+
+
 def test_true_subschemas_and_the_usual_keywords_are_taken() -> None:
     properties = {
         "any": True,

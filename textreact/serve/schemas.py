@@ -8,9 +8,10 @@ schema every value fits) is written as `{}`, which the rest of textreact reads t
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+import regex
 
 #: JSON Schema's type names.
 JSON_TYPES: Final = ("string", "number", "integer", "boolean", "object", "array", "null")
@@ -162,9 +163,9 @@ def _pattern(checker: _Checker, value: Any, where: str, depth: int) -> Any:
 def _regex(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise SchemaProblem(f"{where} must be a regular expression string, got {_shown(value)}")
-    try:
-        re.compile(value)
-    except (re.error, RecursionError, OverflowError) as exc:
+    try:  # compiled as validation compiles it (tools.schema.compiled_pattern): `\p{L}` is fine
+        regex.compile(value)
+    except (regex.error, RecursionError, OverflowError) as exc:
         detail = getattr(exc, "msg", None) or "it cannot be compiled"
         raise SchemaProblem(
             f"{where} is {_shown(value)}, which is not a valid regular expression ({detail}); "
