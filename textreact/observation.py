@@ -301,10 +301,14 @@ def _shown_instead(match: re.Match[str]) -> str:
     return f"\\x{ord(char):02x}" if char < "\u0100" else f"\\u{ord(char):04x}"
 
 
-def _defuse(text: str) -> str:
-    """Untrusted text made safe to show the model: nothing invisible, control tokens broken,
-    keywords quoted."""
-    return quote_keywords(neutralise_control_tokens(visible(text)))
+def _defuse(text: str, limit: int | None = None) -> str:
+    """Untrusted text made safe to show the model: nothing invisible, cut to `limit` if given
+    (after the escapes, which count against it; before the quoting, so that the cut cannot
+    bring an unquoted keyword to a line start), control tokens broken, keywords quoted."""
+    text = visible(text)
+    if limit is not None:
+        text = truncate(text, limit)
+    return quote_keywords(neutralise_control_tokens(text))
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
@@ -338,12 +342,12 @@ def observe(
             hint = templates.note(f"hint_{kind}", lang)
         error = format_value(result.error)  # "" for None; a str subclass read safely
         text = templates.note("tool_error", lang, error=error, hint=hint)
-        return _defuse(truncate(visible(text.strip()), ERROR_LIMIT))
+        return _defuse(text.strip(), ERROR_LIMIT)
     shown = result.text if result.text is not None else format_value(result.value, 4 * limit)
     text = shown.strip()
     if not text:
         return templates.note("empty_result", lang)
-    return _defuse(truncate(visible(text), limit))  # escapes count against the limit
+    return _defuse(text, limit)
 
 
 def repeated_call(
@@ -445,7 +449,7 @@ def _quoted(names: Sequence[str]) -> str:
 def _found(results: Sequence[str]) -> str:
     """Results so far as a list, a line each, defused (a tool's raw text, or its observation:
     defusing twice changes nothing)."""
-    return "\n".join(f"- {_defuse(truncate(' '.join(text.split()), 200))}" for text in results)
+    return "\n".join(f"- {_defuse(' '.join(text.split()), 200)}" for text in results)
 
 
 def format_error(
