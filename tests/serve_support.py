@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import openai
 from fakeserver import FakeServer, Reply, chat_completion
 
 from textreact.serve import ServeConfig, create_app, serving
@@ -94,3 +95,21 @@ def proxy(replies: Iterable[Reply] = (), **settings: Any) -> Iterator[tuple[Fake
 def sent_messages(upstream: FakeServer, index: int = -1) -> list[dict[str, Any]]:
     """The messages of one chat request the upstream received."""
     return upstream.posts[index].body["messages"]
+
+
+#: The clients a test made, closed when it ends: a pooled connection left open is a
+#: ResourceWarning in whichever later test the collector runs in.
+_CLIENTS: list[openai.OpenAI] = []
+
+
+def client(url: str, api_key: str = "client-key", **options: Any) -> openai.OpenAI:
+    made = openai.OpenAI(base_url=url, api_key=api_key, max_retries=0, **options)
+    _CLIENTS.append(made)
+    return made
+
+
+def closing_clients() -> Iterator[None]:
+    """A test module's autouse fixture: `close_clients = pytest.fixture(autouse=True)(...)`."""
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()

@@ -12,29 +12,25 @@ import httpx
 import openai
 import pytest
 from fakeserver import Reply, chat_completion, error_body
-from serve_support import CLOCK, QUESTION, WEATHER, proxy, sent_messages, streamed, text
+from serve_support import (
+    CLOCK,
+    QUESTION,
+    WEATHER,
+    client,
+    closing_clients,
+    proxy,
+    sent_messages,
+    streamed,
+    text,
+)
 
 CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
 ANSWER = "Thought: I know it now.\nFinal Answer: It is 18 °C and sunny in Paris."
 BAD_ARGUMENTS = 'Thought: x\nAction: get_weather\nAction Input: {"city": "Paris", "days": "many"}'
 
 
-#: The clients a test made, closed when it ends: a pooled connection left open is a
-#: ResourceWarning in whichever later test the collector runs in.
-_CLIENTS: list[openai.OpenAI] = []
-
-
-def client(url: str, **options) -> openai.OpenAI:
-    made = openai.OpenAI(base_url=url, api_key="client-key", max_retries=0, **options)
-    _CLIENTS.append(made)
-    return made
-
-
-@pytest.fixture(autouse=True)
-def _close_clients():
-    yield
-    while _CLIENTS:
-        _CLIENTS.pop().close()
+#: Closes the clients each test made (see serve_support.client).
+close_clients = pytest.fixture(autouse=True)(closing_clients)
 
 
 # whole replies

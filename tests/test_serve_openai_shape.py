@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 from fakeserver import FakeServer, Reply, error_body
-from serve_support import CLOCK, QUESTION, WEATHER, proxy, streamed, text
+from serve_support import CLOCK, QUESTION, WEATHER, client, closing_clients, proxy, streamed, text
 
 from textreact import grammar
 from textreact.serve import ServeConfig, create_app, serving
@@ -23,20 +23,8 @@ from textreact.steps import Completion
 CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
 CUT = 'Thought: x\nAction: get_weather\nAction Input: {"city": "Par'
 
-_CLIENTS: list[openai.OpenAI] = []
-
-
-def client(url: str) -> openai.OpenAI:
-    made = openai.OpenAI(base_url=url, api_key="client-key", max_retries=0)
-    _CLIENTS.append(made)
-    return made
-
-
-@pytest.fixture(autouse=True)
-def _close_clients():
-    yield
-    while _CLIENTS:
-        _CLIENTS.pop().close()
+#: Closes the clients each test made (see serve_support.client).
+close_clients = pytest.fixture(autouse=True)(closing_clients)
 
 
 def _ask(url: str, **request):
@@ -195,8 +183,7 @@ def test_a_short_key_is_not_blanked_inside_other_words_and_a_long_one_is() -> No
     replies = [Reply(401, error_body(leak)), Reply(401, error_body(leak))]
     with proxy(replies, upstream_api_key="sk-live-0123456789") as (_, url):
         for key in ("k", "sk-live-0123456789"):
-            shown = openai.OpenAI(base_url=url, api_key=key, max_retries=0)
-            _CLIENTS.append(shown)
+            shown = client(url, api_key=key)
             with pytest.raises(openai.AuthenticationError) as caught:
                 shown.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
             assert caught.value.body["message"] == "bad key *** for this fake model"
@@ -205,8 +192,7 @@ def test_a_short_key_is_not_blanked_inside_other_words_and_a_long_one_is() -> No
 
 def test_a_short_client_key_leaves_the_upstreams_words_whole() -> None:
     with proxy([Reply(500, error_body("the fake upstream broke"))]) as (_, url):
-        shown = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
-        _CLIENTS.append(shown)
+        shown = client(url, api_key="k")
         with pytest.raises(openai.APIStatusError) as caught:
             shown.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
     assert "the fake upstream broke" in caught.value.body["message"]
