@@ -43,6 +43,8 @@ class Move:
         if kind == "cut":  # cut off by the token limit
             text = "The answer is probably" if protocol == "native" else "Thought: I will"
             return Completion(text, "length")
+        if kind == "plain":  # a reply in plain words, the same under every protocol
+            return args[0]
         if kind == "filtered":
             return Completion("", "content_filter")
         raise AssertionError(kind)
@@ -771,12 +773,62 @@ def test_an_answer_that_repeats_the_model_s_own_input_is_sent_back_once(
     protocol: str, driver: str, moves: list[Move], echo: str
 ) -> None:
     question = "What colour is a clear daytime sky?"
-    result, script = run(protocol, driver, [*moves, moves[-1]], question=question)
+    moves = [*moves, moves[-1]]
+    result, script = run(protocol, driver, moves, question=question, best_effort=False)
     assert [t.note for t in result.steps] == [None, "copied", None]
     note = result.steps[1].observation
     assert note.startswith(f'"{moves[-1].args[0]}" is what you sent to {echo}')
     assert question in note and question in sent(script, 2)
-    assert result.stop_reason == "final_answer"
+    assert result.stop_reason == "final_answer" and not result.best_effort
+    assert result.answer == moves[-1].args[0]  # without best effort, the echo stands
+    script.assert_exhausted()
+
+
+@both
+@drivers
+def test_an_echo_sent_back_and_given_again_is_asked_once_more_alone(
+    protocol: str, driver: str
+) -> None:
+    """The model lost the thread twice: the question goes alone, without tools, history or
+    the protocol's frame, and the plain reply (no keyword needed) is the best-effort answer."""
+    echo = answer("clear daytime sky")
+    moves = [call("lookup_fact", query="clear daytime sky"), echo, echo, Move("plain", "Blue")]
+    question = "What colour is a clear daytime sky? Answer in one word."
+    result, script = run(protocol, driver, moves, question=question)
+    assert [t.note for t in result.steps] == [None, "copied", "echoed", "closed_book"]
+    assert (result.answer, result.stop_reason, result.best_effort) == ("Blue", "final_answer", True)
+    last = script.requests[-1]
+    assert [m["role"] for m in last] == ["system", "user"] and last[1]["content"] == question
+    assert "from what you know" in last[0]["content"]
+    assert script.options[-1].get("tools") is None and script.options[-1].get("grammar") is None
+    assert result.steps[-1].preface == last[0]["content"]
+    script.assert_exhausted()
+
+
+@both
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Move("cut"),  # cut off: no answer
+        Move("plain", ""),  # empty
+        call("lookup_fact", query="sky colour"),  # one more call, which nothing will run
+    ],
+)
+def test_a_closed_book_reply_that_is_no_answer_leaves_the_echo(protocol: str, reply: Move) -> None:
+    echo = answer("clear daytime sky")
+    moves = [call("lookup_fact", query="clear daytime sky"), echo, echo, reply]
+    result, script = run(protocol, "sync", moves, question="What colour is a clear daytime sky?")
+    assert (result.answer, result.best_effort) == ("clear daytime sky", False)
+    assert result.steps[-1].note == "closed_book" and result.stop_reason == "final_answer"
+    script.assert_exhausted()
+
+
+def test_a_model_error_in_the_closed_book_ask_is_a_model_error() -> None:
+    echo = answer("clear daytime sky")
+    moves = [call("lookup_fact", query="clear daytime sky"), echo, echo]
+    result, _ = run("text", "sync", moves, model_class=FailingModel, question="Sky colour?")
+    assert result.stop_reason == "model_error" and "gone" in (result.error or "")
+    assert result.answer == "clear daytime sky"  # nothing lost: the echo is still there
 
 
 def test_an_answer_that_is_also_a_result_is_no_echo() -> None:

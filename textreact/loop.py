@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from textreact import copied, needs, observation
+from textreact import copied, needs, observation, templates
 from textreact.errors import ModelError
 from textreact.memory import MemoryConfig
 from textreact.steps import (
@@ -220,6 +220,10 @@ class _Run:
                 text, note = back
                 yield from self.record(dataclasses.replace(turn, observation=text, note=note))
                 return None
+            if self.s.best_effort and self.echoes(step.answer):
+                self.answer = step.answer
+                yield from self.record(dataclasses.replace(turn, note="echoed"))
+                return (yield from self.closed_book())
         refused = observation.against_choice(step, choice, self.tools, self.s.lang)
         if refused is not None:
             step = refused
@@ -395,6 +399,32 @@ class _Run:
             return observation.echoed(answer, tool, self.question, s.lang), "copied"
         text = self.too_early()
         return None if text is None else (text, "unfinished")
+
+    def echoes(self, answer: str) -> bool:
+        """The answer only repeats one of the model's own calls, and it was sent back for that
+        once already: it has lost the thread."""
+        calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
+        return answer in self.told and copied.echoed(answer, calls) is not None
+
+    def closed_book(self) -> Generator[Effect, Any, StopReason]:
+        """A model that answers with its own query a second time is asked the question once
+        more, alone, without tools or the protocol's frame: in plain chat Qwen 0.5B answers
+        "Blue" and "cold", which after a lookup miss it only echoed. The answer is marked best
+        effort; a reply cut off, or none, leaves the echo as the answer."""
+        s = self.s
+        note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
+        plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
+        asked = yield from self.ask(Request(plain))
+        if asked is None:
+            return "model_error"
+        _, turn = asked
+        step = turn.step  # a plain reply is the answer, whole; one more call is none
+        answer = step.answer if isinstance(step, FinalAnswer) else turn.text.strip()
+        if answer and not isinstance(step, Action) and turn.finish_reason == "stop":
+            self.answer, self.best_effort = answer, True
+            turn = dataclasses.replace(turn, step=FinalAnswer(answer))
+        yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
+        return "final_answer"
 
     def too_early(self) -> str | None:
         """The note for an answer given while a call that needed other things found first has

@@ -169,9 +169,11 @@ class Turn:
     #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
     #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example, or an
     #: answer that repeats the model's own input), "unfinished" (an answer given before a
-    #: call that needed other things found first has run).
+    #: call that needed other things found first has run), "echoed" (an answer that repeats the
+    #: model's own input again), "closed_book" (the question asked once more alone, no tools).
     note: str | None = None
-    #: The engine's note the model was shown just before this turn (the best-effort request).
+    #: The engine's note the model was shown just before this turn (the best-effort request,
+    #: the closed-book one).
     preface: str | None = None
     #: True for the second and later native calls of one reply: they share its message.
     joined: bool = False
@@ -246,7 +248,8 @@ class Result:
     #: The conversation as it stands at the end, rendered the way the model saw it.
     messages: list[dict[str, Any]]
     usage: Usage
-    #: True when the answer came from the one tool-less request made at the step limit.
+    #: True when the answer came from a tool-less request the engine made because the run could
+    #: not end on its own: at the step limit, or after the model echoed its own query twice.
     best_effort: bool = False
     #: The model's error message when `stop_reason == "model_error"`.
     error: str | None = None
