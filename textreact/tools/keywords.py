@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from textreact.tools.checks import SURROGATE, Check
-from textreact.tools.schema import compiled_pattern, pinned
+from textreact.tools.schema import bounds, compiled_pattern, number_keyword, pinned
 
 MAX_STRING: Final = 10_000
 MAX_INTEGER: Final = 2**63 - 1
@@ -67,10 +67,10 @@ def same(value: object, other: object) -> bool:
 
 def count_keyword(schema: dict[str, Any], key: str) -> int | None:
     """A non-negative whole-number keyword (`minLength`, `maxItems`), else None."""
-    count = schema.get(key)
-    if isinstance(count, float) and count.is_integer():
-        count = int(count)
-    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    count = number_keyword(schema, key)
+    if isinstance(count, float):
+        count = int(count) if count.is_integer() else None
+    return count if count is not None and count >= 0 else None
 
 
 def _check_string(value: str, schema: dict[str, Any], path: str, check: Check) -> None:
@@ -117,22 +117,10 @@ def _matches(pattern: str, value: str, check: Check) -> bool | None:
         shared.pattern_seconds -= time.monotonic() - started
 
 
-def _limit(schema: dict[str, Any], key: str) -> int | float | None:
-    limit = schema.get(key)
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)):
-        return None
-    return limit if not isinstance(limit, float) or math.isfinite(limit) else None
-
-
 def _check_bounds(value: float, schema: dict[str, Any], path: str, check: Check) -> None:
     if _NUMERIC.isdisjoint(schema):
         return
-    low, high = _limit(schema, "minimum"), _limit(schema, "maximum")
-    above, below = _limit(schema, "exclusiveMinimum"), _limit(schema, "exclusiveMaximum")
-    if schema.get("exclusiveMinimum") is True:  # draft 4: a flag on `minimum`
-        low, above = None, low
-    if schema.get("exclusiveMaximum") is True:
-        high, below = None, high
+    low, above, high, below = bounds(schema)
     if low is not None and value < low:
         check.problem(path, f"a number >= {low}", value)
     if above is not None and value <= above:
@@ -141,7 +129,7 @@ def _check_bounds(value: float, schema: dict[str, Any], path: str, check: Check)
         check.problem(path, f"a number <= {high}", value)
     if below is not None and value >= below:
         check.problem(path, f"a number < {below}", value)
-    step = _limit(schema, "multipleOf")
+    step = number_keyword(schema, "multipleOf")
     if step is not None and step > 0 and not _multiple(value, step):
         check.problem(path, f"a multiple of {step}", value)
 
