@@ -42,7 +42,7 @@ from textreact.tools.checks import (
 from textreact.tools.coercion import coerced, is_kind
 from textreact.tools.keywords import MAX_INTEGER, MAX_STRING, constrain, count_keyword
 from textreact.tools.schema import properties_of, resolve, types_of
-from textreact.tools.unions import MAX_UNION_WORK, one_branch, union_work
+from textreact.tools.unions import MAX_UNION_WORK, branches_anywhere, one_branch, union_work
 
 __all__ = [
     "MAX_DEPTH",
@@ -53,6 +53,7 @@ __all__ = [
     "MAX_UNION_WORK",
     "MAX_VALUES",
     "PATTERN_SECONDS",
+    "branches_anywhere",
     "check_arguments",
     "conform",
     "conform_object",

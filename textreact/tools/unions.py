@@ -22,6 +22,8 @@ from textreact.tools.schema import kinds_of, pinned, properties_of, resolve
 #: half a second of pydantic's time (2-4 million a second), past which `@tool` arguments are
 #: refused rather than handed to it.
 MAX_UNION_WORK: Final = 1_000_000
+#: The keywords `union_work` follows into more than one subschema for one value.
+_BRANCHING: Final = ("anyOf", "oneOf", "allOf")
 
 #: (value, schema, path, check, depth) -> the value conformed: `arguments.conform`.
 Conform = Callable[[object, dict[str, Any], str, Check, int], Any]
@@ -184,6 +186,29 @@ def _branch_label(branch: dict[str, Any], check: Check) -> str:
 # --- the work of a validator that tries every branch ------------------------------------------
 
 
+def branches_anywhere(schema: dict[str, Any]) -> bool:
+    """Whether any part of the schema document (its `$defs` included: every `$ref` lands inside
+    it) has `anyOf`, `oneOf` or `allOf`, the keywords on which `union_work` enters more than one
+    subschema for a value. Where none has, `union_work` counts each value of the arguments
+    once, and arguments that passed `check_arguments` hold at most MAX_STEPS of them, far below
+    MAX_UNION_WORK: the walk can be skipped. Any such key counts, wherever it stands (a property
+    named `anyOf`, an `enum` value), which at worst walks where nothing branches."""
+    stack: list[object] = [schema]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict):
+            if any(key in item for key in _BRANCHING):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def union_work(value: object, schema: dict[str, Any], limit: int = MAX_UNION_WORK) -> int:
     """How many values a validator that enters every branch of every union would check to
     validate `value` (arguments that passed `check_arguments`) against `schema`, up to
@@ -200,7 +225,7 @@ def union_work(value: object, schema: dict[str, Any], limit: int = MAX_UNION_WOR
             return seen.get(key, 1)  # a schema that reaches itself costs one check
         seen[key] = 1
         total = 0
-        parts = [s for k in ("anyOf", "oneOf", "allOf") for s in _subschemas(schema, k)]
+        parts = [s for k in _BRANCHING for s in _subschemas(schema, k)]
         tag = schema.get("discriminator")
         if isinstance(tag, dict) and isinstance(tag.get("propertyName"), str):
             parts = _tagged(value, parts, tag["propertyName"], root)  # one branch, looked up
