@@ -142,6 +142,21 @@ def test_the_made_up_example_fits_the_new_checks(spec: dict, example) -> None:
     assert _tool({"v": spec}, ["v"]).example == {"v": example}
 
 
+@pytest.mark.parametrize(
+    ("spec", "example"),
+    [
+        ({"type": "number", "exclusiveMaximum": 10**400}, 0.5),
+        ({"type": "integer", "minimum": -(10**400), "maximum": 10**400}, 1),
+    ],
+)
+def test_an_integer_bound_past_any_float_is_read_exactly_for_the_example(spec, example) -> None:
+    # The example's numbers read the bounds as validation does (`schema.bounds`), exactly: a
+    # 401-digit bound made an OverflowError when they were read through a float.
+    t = _tool({"v": spec}, ["v"])
+    assert t.example == {"v": example}
+    assert t.parse_arguments({"v": 2}) == {"v": 2}
+
+
 # --- finding 4: patterns by `regex`, bounded ----------------------------------------------------
 
 

@@ -4,6 +4,7 @@ recursive unions cost work in proportion to the input, never branches ** depth."
 
 from __future__ import annotations
 
+import importlib
 import json
 from datetime import date
 from typing import Annotated, Literal
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.tools import Tool, tool
 from textreact.tools import arguments as arguments_module
+from textreact.tools.arguments import branches_anywhere
 
 # --- the models of the audit ------------------------------------------------------------------
 
@@ -430,3 +432,67 @@ def _problem_lines(t: Tool, raw) -> list[str]:
     with pytest.raises(ToolArgumentError) as caught:
         t.parse_arguments(raw)
     return [line.removeprefix("- ") for line in str(caught.value).splitlines()[1:-1]]
+
+
+# --- union_work is skipped where nothing branches ----------------------------------------------
+
+
+class Holder(BaseModel):
+    key: int | str
+
+
+@tool
+def hold(holder: Holder) -> str:
+    """Use this to hold a key."""
+    return repr(holder.key)
+
+
+@tool
+def count(times: int, names: list[str]) -> str:
+    """Use this to count names."""
+    return f"{times}:{names}"
+
+
+@pytest.fixture
+def walks(monkeypatch):
+    """The arguments parse_arguments hands to union_work."""
+    tool_module = importlib.import_module("textreact.tools.tool")
+    walked: list[object] = []
+    inner = tool_module.union_work
+
+    def counted(value, schema):
+        walked.append(value)
+        return inner(value, schema)
+
+    monkeypatch.setattr(tool_module, "union_work", counted)
+    return walked
+
+
+def test_arguments_for_a_schema_without_a_union_are_not_walked(walks) -> None:
+    assert count.parse_arguments({"times": "3", "names": ["a"]}) == {"times": 3, "names": ["a"]}
+    assert walks == []
+
+
+def test_a_union_only_behind_a_ref_is_still_walked(walks) -> None:
+    assert hold.parse_arguments({"holder": {"key": 7}}) == {"holder": {"key": 7}}
+    assert walks == [{"holder": {"key": 7}}]
+
+
+@pytest.mark.parametrize(
+    ("schema", "branches"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "array", "items": {}}}}, False),
+        ({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"oneOf": []}}}, True),
+        ({"properties": {"a": {"items": {"anyOf": [{"type": "null"}]}}}}, True),
+        ({"properties": {"a": {"allOf": [{"type": "integer"}]}}}, True),
+    ],
+)
+def test_a_branching_keyword_is_found_anywhere_in_the_document(schema, branches) -> None:
+    assert branches_anywhere(schema) is branches
+
+
+def test_without_a_union_each_value_counts_once_far_below_the_limit() -> None:
+    # Why the walk may be skipped: arguments that passed hold at most MAX_STEPS values.
+    assert arguments_module.MAX_STEPS < arguments_module.MAX_UNION_WORK
+    values = {"times": 3, "names": ["a"] * 999}
+    assert arguments_module.union_work(values, count.parameters) == 1 + 1 + 1 + 999

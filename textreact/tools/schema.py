@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import regex
 
@@ -116,6 +116,39 @@ def pinned(schema: dict[str, Any]) -> list[Any] | None:
         return [schema["const"]]
     enum = schema.get("enum")
     return enum if isinstance(enum, list) and len(enum) == 1 else None
+
+
+def number_keyword(schema: dict[str, Any], key: str) -> int | float | None:
+    """A numeric keyword (`minimum`, `multipleOf`, `maxItems`) as written, where it is a finite
+    number (an integer of any size exactly; a boolean is no number here); else None."""
+    value = schema.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if not isinstance(value, float) or math.isfinite(value) else None
+
+
+class Bounds(NamedTuple):
+    """A schema's bounds, each a finite number or None: `minimum`, `exclusiveMinimum`,
+    `maximum`, `exclusiveMaximum`."""
+
+    low: int | float | None
+    above: int | float | None
+    high: int | float | None
+    below: int | float | None
+
+
+def bounds(schema: dict[str, Any]) -> Bounds:
+    """The bounds a schema sets, read once for validation and for examples alike. Draft 4
+    writes `"exclusiveMinimum": true` as a flag that makes `minimum` exclusive: read so, its
+    `minimum` is the exclusive bound and there is no inclusive one."""
+    low, high = number_keyword(schema, "minimum"), number_keyword(schema, "maximum")
+    above = number_keyword(schema, "exclusiveMinimum")
+    below = number_keyword(schema, "exclusiveMaximum")
+    if schema.get("exclusiveMinimum") is True:  # draft 4: a flag on `minimum`
+        low, above = None, low
+    if schema.get("exclusiveMaximum") is True:
+        high, below = None, high
+    return Bounds(low, above, high, below)
 
 
 @functools.lru_cache(maxsize=256)
@@ -243,10 +276,8 @@ _MOST: Final = 1_000
 
 def _whole(schema: dict[str, Any], key: str, default: int) -> int:
     """A count keyword (`minItems`, `maxLength`), between 0 and _MOST; else `default`."""
-    value = schema.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return default
-    return min(max(value, 0), _MOST)
+    value = number_keyword(schema, key)
+    return min(max(value, 0), _MOST) if isinstance(value, int) else default
 
 
 def _numbers(schema: dict[str, Any], whole: bool) -> Iterator[int | float]:
@@ -254,19 +285,11 @@ def _numbers(schema: dict[str, Any], whole: bool) -> Iterator[int | float]:
     bounds (`minimum`, `exclusiveMinimum`, ...), each a multiple of its `multipleOf`; the
     caller keeps the first that passes validation."""
 
-    def limit(key: str) -> Fraction | None:
-        value = schema.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
-        return Fraction(str(value)) if math.isfinite(value) else None
+    def exact(value: int | float | None) -> Fraction | None:
+        return None if value is None else Fraction(str(value))
 
-    low, high = limit("minimum"), limit("maximum")
-    above, below = limit("exclusiveMinimum"), limit("exclusiveMaximum")
-    if schema.get("exclusiveMinimum") is True:  # draft 4
-        low, above = None, low
-    if schema.get("exclusiveMaximum") is True:
-        high, below = None, high
-    step = limit("multipleOf")
+    low, above, high, below = map(exact, bounds(schema))
+    step = exact(number_keyword(schema, "multipleOf"))
     step = step if step is not None and step > 0 else (Fraction(1) if whole else None)
     plain = Fraction(1) if whole else Fraction(1, 2)
     clamped = plain if low is None else max(plain, low)

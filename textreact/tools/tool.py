@@ -3,6 +3,7 @@ it validates Action Inputs and renders itself for the text prompt, OpenAI and An
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -12,7 +13,12 @@ from typing import Any, Final
 
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.parsing.inputs import NO_ACTION, is_no_action, names_final_answer
-from textreact.tools.arguments import MAX_UNION_WORK, check_arguments, union_work
+from textreact.tools.arguments import (
+    MAX_UNION_WORK,
+    branches_anywhere,
+    check_arguments,
+    union_work,
+)
 from textreact.tools.schema import NO_EXAMPLE, example_value, normalize, type_label
 
 _NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
@@ -126,7 +132,7 @@ class Tool:
         member of a plain Union at every level (a `Field(discriminator=...)` union it does not)."""
         arguments, repairs, problems = check_arguments(raw, self.parameters)
         if not problems and self.convert is not None:
-            if union_work(arguments, self.parameters) > MAX_UNION_WORK:
+            if self._branches and union_work(arguments, self.parameters) > MAX_UNION_WORK:
                 problems = [_TOO_NESTED]  # pydantic would try every member at every level
             else:
                 try:
@@ -136,6 +142,13 @@ class Tool:
         if problems:
             raise ToolArgumentError(self.argument_error(problems))
         return arguments, repairs
+
+    @functools.cached_property
+    def _branches(self) -> bool:
+        """Whether the schema has a union (or an `allOf`) anywhere, `$defs` included: read once
+        per tool, so that arguments for a schema without one are not walked by `union_work`,
+        which could only count each of their values once (`branches_anywhere`)."""
+        return branches_anywhere(self.parameters)
 
     def argument_error(self, problems: list[str]) -> str:
         """The model-facing message for `problems`, ending with a correct example."""
