@@ -81,6 +81,25 @@ def test_a_schema_no_example_fits_says_to_add_examples() -> None:
     assert parse_request({"model": "m", "messages": QUESTION, "tools": tools}).tools
 
 
+def test_the_field_of_a_refused_function_comes_from_the_error_not_its_words() -> None:
+    """Words of the client's own schema in the message ("its example", a parenthesis in an
+    example value) neither move the 400 to another complaint nor garble the problems shown."""
+    worded = {"type": "array", "description": "see its example (below)"}
+    error = _error({"model": "m", "messages": QUESTION, "tools": [tool_with({}, **worded)]})
+    assert error.param == "tools[0].function.parameters"
+    assert 'must describe an object ("type": "object")' in error.message
+    assert "no example call" not in error.message
+    note = {"type": "string", "description": "e.g. 'a (b'"}
+    zip_code = {"type": "string", "pattern": "^[0-9]{5}$"}
+    tools = [tool_with({"note": note, "zip": zip_code}, required=["note", "zip"])]
+    error = _error({"model": "m", "messages": QUESTION, "tools": tools})
+    assert "fits it (Invalid Action Input for f:" in error.message
+    assert "does not fit its parameters" not in error.message
+    named = {"type": "function", "function": {"name": "final_answer", "description": "d"}}
+    error = _error({"model": "m", "messages": QUESTION, "tools": [named]})
+    assert error.param == "tools[0].function.name" and "Final Answer" in error.message
+
+
 def test_required_must_be_names() -> None:
     error = _error({"model": "m", "messages": QUESTION, "tools": [tool_with({}, required="x")]})
     assert error.param == "tools[0].function.parameters"

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field
 
-from textreact.errors import ConfigError, ToolArgumentError, WrongToolError
+from textreact.errors import ConfigError, ToolArgumentError, ToolExampleError, WrongToolError
 from textreact.parser import parse
 from textreact.tools import Tool, ToolBox, builtin_tools, tool
 from textreact.tools.schema import pointer
@@ -227,8 +227,19 @@ def test_a_ref_to_the_root_is_followed_so_a_tree_is_validated_all_the_way_down()
     [[], {"type": "string"}, {"type": "object", "properties": {}, "required": ["missing"]}],
 )
 def test_bad_schemas_are_config_errors(parameters) -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as caught:
         Tool.from_schema("f", "Use it.", parameters)
+    assert caught.value.field == "parameters"
+
+
+def test_a_config_error_names_its_field_and_an_example_error_its_problems() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Tool.from_schema("no name", "Use it.", {})
+    assert caught.value.field == "name"
+    zip_code = {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^\\d{5}$"}}}
+    with pytest.raises(ToolExampleError) as caught:
+        Tool.from_schema("f", "Use it.", {**zip_code, "required": ["zip"]})
+    assert caught.value.field == "example" and '"zip": missing' in caught.value.problems
 
 
 # --- parse_arguments --------------------------------------------------------------------------

@@ -42,17 +42,23 @@ def normalize(parameters: object, *, where: str = "parameters") -> dict[str, Any
     if not isinstance(parameters, dict):
         raise ConfigError(
             f"{where} must be a JSON Schema dict like "
-            f'{{"type": "object", "properties": {{...}}}}, not {type(parameters).__name__}'
+            f'{{"type": "object", "properties": {{...}}}}, not {type(parameters).__name__}',
+            field="parameters",
         )
     schema = _normalize(copy.deepcopy(parameters))
     if schema.get("type") is None and ("properties" in schema or not schema):
         schema["type"] = "object"
     if schema.get("type") != "object":
-        raise ConfigError(f'{where} must describe an object ("type": "object"), got {parameters}')
+        raise ConfigError(
+            f'{where} must describe an object ("type": "object"), got {parameters}',
+            field="parameters",
+        )
     schema.setdefault("properties", {})
     unknown = [name for name in schema.get("required", ()) if name not in schema["properties"]]
     if unknown:
-        raise ConfigError(f"{where}: required names {unknown} are not among its properties")
+        raise ConfigError(
+            f"{where}: required names {unknown} are not among its properties", field="parameters"
+        )
     return schema
 
 
