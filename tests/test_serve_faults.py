@@ -49,6 +49,12 @@ def test_a_failure_without_words_is_still_described() -> None:
     assert broken_off(httpx.ReadTimeout(""), "http://h/v1", 2.5).status == 504
 
 
+def test_the_one_broken_off_error_blanks_the_keys_it_is_given() -> None:
+    said = httpx.ReadError("reset while sending sk-client-key-12345")
+    error = broken_off(said, "http://h/v1", 1.0, ["sk-client-key-12345", "short", None])
+    assert error.message.endswith("ReadError: reset while sending ***")
+
+
 def test_a_stream_that_breaks_off_ends_with_an_error_event_then_done() -> None:
     with proxy([_half(streamed(ANSWER, pieces=8))]) as (_, url):
         events = _events(url, tools=[WEATHER])

@@ -5,6 +5,7 @@ four-stop upstream, tool history without tools, short keys, routes, response_for
 from __future__ import annotations
 
 import contextlib
+import time
 
 import httpx
 import openai
@@ -115,6 +116,19 @@ def test_four_client_stops_send_three_and_the_proxy_cuts_at_the_fourth() -> None
     streamed_content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert streamed_content == "It is 18 C."
     assert upstream.posts[0].body["stop"] == ["\nObservation:", "A1", "B2", "C3"]
+
+
+def test_at_the_proxys_stop_the_upstream_stream_is_closed_not_read_to_its_end() -> None:
+    """Closing the connection is what stops the upstream generating what no one will read."""
+    said = "Thought: t\nFinal Answer: It is 18 C. STOP" + " and more" * 150
+    dripping = streamed(said, pieces=40)
+    slow = Reply(200, dripping.body, dripping.headers, drip=0.002, drip_headers=False)
+    with four_stop_proxy([slow]) as (_, url):
+        started = time.monotonic()
+        chunks = _chunks(url, stop=["A1", "B2", "C3", "STOP"])
+        took = time.monotonic() - started
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C."
+    assert took < len(slow.body) * slow.drip / 2  # the stop comes in its first tenth
 
 
 def test_the_stops_put_the_protocols_first_and_its_language_first_of_all() -> None:

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from serve_support import QUESTION, WEATHER, proxy
 
+from textreact.errors import ToolArgumentError
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError
 from textreact.serve.request import parse_request
@@ -53,6 +54,9 @@ def _error(body: dict[str, Any]) -> ServeError:
         ({"x": {"type": "string", "maxLength": -1}}, "properties.x.maxLength", "integer >= 0"),
         ({"x": {"$ref": "#/$defs/Missing"}}, "properties.x.$ref", "names no schema"),
         ({"x": {"$ref": "https://example.com/s.json"}}, "properties.x.$ref", "under $defs"),
+        ({"x": {"$ref": "#/properties/x"}}, "properties.x.$ref", "round in a circle"),
+        ({"x": {"$ref": "#/properties/y/default"}, "y": {"default": False}}, "x.$ref", "no schema"),
+        ({"x": {"$ref": "#x"}}, "properties.x.$ref", "names no schema"),
         ({"x": False}, "parameters.properties.x", "leave the parameter out"),
     ],
 )
@@ -75,6 +79,25 @@ def test_a_schema_no_example_fits_says_to_add_examples() -> None:
     assert '"zip"' in error.message and 'add "examples"' in error.message
     zip_code["zip"]["examples"] = ["75001"]
     assert parse_request({"model": "m", "messages": QUESTION, "tools": tools}).tools
+
+
+def test_the_field_of_a_refused_function_comes_from_the_error_not_its_words() -> None:
+    """Words of the client's own schema in the message ("its example", a parenthesis in an
+    example value) neither move the 400 to another complaint nor garble the problems shown."""
+    worded = {"type": "array", "description": "see its example (below)"}
+    error = _error({"model": "m", "messages": QUESTION, "tools": [tool_with({}, **worded)]})
+    assert error.param == "tools[0].function.parameters"
+    assert 'must describe an object ("type": "object")' in error.message
+    assert "no example call" not in error.message
+    note = {"type": "string", "description": "e.g. 'a (b'"}
+    zip_code = {"type": "string", "pattern": "^[0-9]{5}$"}
+    tools = [tool_with({"note": note, "zip": zip_code}, required=["note", "zip"])]
+    error = _error({"model": "m", "messages": QUESTION, "tools": tools})
+    assert "fits it (Invalid Action Input for f:" in error.message
+    assert "does not fit its parameters" not in error.message
+    named = {"type": "function", "function": {"name": "final_answer", "description": "d"}}
+    error = _error({"model": "m", "messages": QUESTION, "tools": [named]})
+    assert error.param == "tools[0].function.name" and "Final Answer" in error.message
 
 
 def test_required_must_be_names() -> None:
@@ -105,6 +128,32 @@ def test_true_subschemas_and_the_usual_keywords_are_taken() -> None:
     assert tool.parameters["properties"]["any"] == {}
     assert tool.parse_arguments({"city": "Paris", "days": 3, "any": [1]})["days"] == 3
     assert checked_schema({"type": "object"}, "p") == {"type": "object"}
+
+
+def test_every_ref_the_check_takes_is_followed_by_validation() -> None:
+    """`#` (the root), `~1` for `/`, `~0` for `~`, percent-encoding, array indices: a value
+    that does not fit what a ref names is refused, not waved through as if it named `{}`."""
+    properties = {
+        "slash": {"$ref": "#/$defs/a~1b"},
+        "tilde": {"$ref": "#/$defs/c~0d"},
+        "space": {"$ref": "#/$defs/e%20f"},
+        "first": {"$ref": "#/properties/pair/prefixItems/0"},
+        "pair": {"type": "array", "prefixItems": [{"type": "number"}]},
+        "again": {"$ref": "#"},
+    }
+    schema = tool_with(properties)
+    schema["function"]["parameters"]["$defs"] = {
+        "a/b": {"type": "integer"},
+        "c~d": {"type": "boolean"},
+        "e f": {"type": "string", "enum": ["x"]},
+    }
+    (tool,) = parse_request({"model": "m", "messages": QUESTION, "tools": [schema]}).tools
+    good = {"slash": 3, "tilde": True, "space": "x", "first": 1.5, "again": {"slash": 4}}
+    assert tool.parse_arguments(good) == good
+    bad = {"slash": "abc", "tilde": "maybe", "space": "y", "first": "abc"}
+    for name, value in [*bad.items(), ("again", {"slash": "abc"})]:
+        with pytest.raises(ToolArgumentError, match=name if name != "again" else "slash"):
+            tool.parse_arguments({name: value})
 
 
 @pytest.mark.parametrize("role", [[], {}, 5, None, "wizard"])

@@ -4,14 +4,21 @@ is sent once and only when its arguments are complete and valid, and no thought 
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from textreact.parser import parse
+from textreact.serve.reply import Chunks
 from textreact.serve.request import request_tools
-from textreact.serve.stream import Committer
+from textreact.serve.stops import stops_for
+from textreact.serve.stream import Committer, events
 from textreact.serve.turn import Answer, Call, Judge, Problem
+from textreact.serve.upstream import Delta
 from textreact.steps import Completion
 
 from serve_support import CLOCK, WEATHER  # isort: skip
@@ -111,6 +118,56 @@ def test_no_content_streams_when_a_call_is_required(choice: str) -> None:
 def test_a_call_under_tool_choice_none_is_a_problem() -> None:
     verdict, events = _feed(CALLS[0], list(range(0, 80, 7)), Judge(TOOLS, "none"))
     assert isinstance(verdict, Problem) and events == []
+
+
+class _Upstream:
+    """A streamed upstream reply in `pieces`, counting the pieces read."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces, self.read = pieces, 0
+
+    async def __aiter__(self) -> AsyncIterator[Delta]:
+        for piece in self.pieces:
+            self.read += 1
+            yield Delta(piece)
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _never(messages):
+    raise AssertionError("an answer is never asked for again")
+
+
+def _sent(upstream: _Upstream, stops) -> tuple[str, str]:
+    """(the content, the finish reason) of the SSE `events` makes of `upstream`."""
+
+    async def sse() -> list[bytes]:
+        chunks = Chunks("m")
+        stream = events(upstream, judge=Judge(TOOLS), messages=[], reopen=_never, chunks=chunks,
+                        stops=stops)  # fmt: skip
+        return [part async for part in stream]
+
+    lines = [line for part in asyncio.run(sse()) for line in part.decode().split("\n\n")]
+    choices = [json.loads(line[6:])["choices"][0] for line in lines if line[6:7] == "{"]
+    content = "".join(choice["delta"].get("content") or "" for choice in choices)
+    return content, choices[-1]["finish_reason"]
+
+
+@given(st.text("STOP x\n", max_size=60), st.lists(st.integers(0, 90), max_size=20))
+@example("x ST", [27, 28])  # no stop: every piece is read
+@example("x STOP and OPS, more", [27, 29, 31, 40, 44])  # STOP, split: read to its piece
+def test_at_the_proxys_stop_the_upstream_is_read_no_further(tail, cuts) -> None:
+    """The stop each new piece holds is found (with the end of the text before it, where it
+    may begin), the reply is cut there as a whole reply is, and no piece after it is read."""
+    stops = stops_for(("A1", "B2", "C3", "STOP", "OPS"))  # the proxy's to cut at: STOP, OPS
+    reply = "Final Answer: It is 18 C. " + tail
+    ends = sorted({min(cut, len(reply)) for cut in cuts} | {len(reply)})
+    pieces = [reply[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    upstream = _Upstream(pieces)
+    assert _sent(upstream, stops) == (parse(stops.cut(reply)[0]).answer, "stop")
+    read = next((i + 1 for i, end in enumerate(ends) if stops.cut(reply[:end])[1]), len(pieces))
+    assert upstream.read == read
 
 
 # the judgement of whole replies

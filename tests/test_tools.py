@@ -13,9 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field
 
-from textreact.errors import ConfigError, ToolArgumentError, WrongToolError
+from textreact.errors import ConfigError, ToolArgumentError, ToolExampleError, WrongToolError
 from textreact.parser import parse
 from textreact.tools import Tool, ToolBox, builtin_tools, tool
+from textreact.tools.schema import pointer
 
 
 @tool
@@ -200,13 +201,45 @@ def test_bfcl_dialect_is_normalised() -> None:
     }
 
 
+def test_a_ref_is_read_as_a_json_pointer_in_a_uri_fragment() -> None:
+    root = {"$defs": {"a/b": 1, "c~d": 2, "~1": 3, "e f": 4}, "list": [5, 6]}
+    assert pointer("#", root) is root and pointer("#/$defs/a~1b", root) == 1
+    assert pointer("#/$defs/c~0d", root) == 2 and pointer("#/$defs/~01", root) == 3
+    assert pointer("#/$defs/e%20f", root) == 4 and pointer("#/list/1", root) == 6
+    for nowhere in ("#/list/01", "#/list/2", "#/$defs/a/b", "#defs", "https://x/s.json", 5):
+        assert pointer(nowhere, root) is None
+
+
+def test_a_ref_to_the_root_is_followed_so_a_tree_is_validated_all_the_way_down() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "child": {"$ref": "#"}},
+        "required": ["name"],
+    }
+    walk = Tool.from_schema("walk", "Use it.", tree)
+    assert walk.parse_arguments({"name": "a", "child": {"name": "b"}})["child"] == {"name": "b"}
+    with pytest.raises(ToolArgumentError, match="name"):
+        walk.parse_arguments({"name": "a", "child": {"child": {}}})
+
+
 @pytest.mark.parametrize(
     "parameters",
     [[], {"type": "string"}, {"type": "object", "properties": {}, "required": ["missing"]}],
 )
 def test_bad_schemas_are_config_errors(parameters) -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as caught:
         Tool.from_schema("f", "Use it.", parameters)
+    assert caught.value.field == "parameters"
+
+
+def test_a_config_error_names_its_field_and_an_example_error_its_problems() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Tool.from_schema("no name", "Use it.", {})
+    assert caught.value.field == "name"
+    zip_code = {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^\\d{5}$"}}}
+    with pytest.raises(ToolExampleError) as caught:
+        Tool.from_schema("f", "Use it.", {**zip_code, "required": ["zip"]})
+    assert caught.value.field == "example" and '"zip": missing' in caught.value.problems
 
 
 # --- parse_arguments --------------------------------------------------------------------------

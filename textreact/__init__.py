@@ -19,6 +19,7 @@ from textreact.errors import (
     TextReactError,
     ToolArgumentError,
     ToolError,
+    ToolExampleError,
     WrongToolError,
 )
 from textreact.grammar import render_step
@@ -109,6 +110,7 @@ __all__ = [
     "ToolBox",
     "ToolCall",
     "ToolError",
+    "ToolExampleError",
     "ToolResult",
     "Turn",
     "Usage",

@@ -9,7 +9,23 @@ class TextReactError(Exception):
 
 
 class ConfigError(TextReactError, ValueError):
-    """A wrong argument or setting: the message says what was expected and how to fix it."""
+    """A wrong argument or setting: the message says what was expected and how to fix it.
+    `field` names the argument it is about (a tool's "name", "description", "parameters")
+    where one does, so that a caller can point at it without reading the message."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ToolExampleError(ConfigError):
+    """A tool's example does not fit its parameters: the one given is wrong, or none made from
+    the schema fits (a pattern or a bound it cannot guess). `problems` is what validation said
+    of the example."""
+
+    def __init__(self, message: str, problems: str) -> None:
+        super().__init__(message, field="example")
+        self.problems = problems
 
 
 class ModelError(TextReactError, RuntimeError):

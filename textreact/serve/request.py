@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from textreact.errors import ConfigError
+from textreact.errors import ConfigError, ToolExampleError
 from textreact.serve.answers import AnswerFormat, answer_format
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.schemas import SchemaProblem, checked_schema
@@ -218,18 +218,17 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
 
 
 def _tool_problem(exc: ConfigError, where: str) -> ServeError:
-    """The 400 for a function textreact refused, in the client's terms."""
-    said = str(exc)
-    if said.startswith("tool name"):
-        return bad_request(f"{where}.name: {said}", f"{where}.name")
-    if "its example" in said:  # no example call fits: a pattern or a bound it cannot guess
-        problems = said.partition("(")[2].rpartition(")")[0] or said
+    """The 400 for a function textreact refused, in the client's terms: the field is the one
+    the error names (`ConfigError.field`), the parameters where it names none."""
+    if isinstance(exc, ToolExampleError):  # made from the schema: a pattern or a bound to guess
         return bad_request(
-            f"{where}.parameters: no example call could be made that fits it ({problems}); "
+            f"{where}.parameters: no example call could be made that fits it ({exc.problems}); "
             'add "examples": [a value that fits] to each parameter named there',
             f"{where}.parameters",
         )
-    return bad_request(f"{where}: {said}", f"{where}.parameters")
+    if exc.field == "name":
+        return bad_request(f"{where}.name: {exc}", f"{where}.name")
+    return bad_request(f"{where}: {exc}", f"{where}.{exc.field or 'parameters'}")
 
 
 @lru_cache(maxsize=512)

@@ -13,6 +13,8 @@ from typing import Any, Final
 
 import regex
 
+from textreact.tools.schema import followed
+
 #: JSON Schema's type names.
 JSON_TYPES: Final = ("string", "number", "integer", "boolean", "object", "array", "null")
 #: Those and the other dialects' names that `textreact.tools.schema` maps (BFCL, Python's).
@@ -120,12 +122,17 @@ class _Checker:
                 f'{where} must point into this schema, such as "#/$defs/Name", got '
                 f"{_shown(value)}; put the definitions the tool needs under $defs"
             )
-        target: Any = self.root
-        for part in value.removeprefix("#").strip("/").split("/") if value != "#" else ():
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        if not isinstance(target, (dict, bool)):
-            raise SchemaProblem(f"{where} is {_shown(value)}, which names no schema in this one")
+        target = followed({"$ref": value}, self.root)  # as validation follows it
+        if target is None:
+            raise SchemaProblem(
+                f"{where} is {_shown(value)}, which names no schema in this one: write a JSON "
+                'Pointer such as "#/$defs/Name" (~1 for a / in a name, ~0 for a ~), or "#"'
+            )
+        if "$ref" in target:
+            raise SchemaProblem(
+                f"{where} is {_shown(value)}, which leads only to other $refs, round in a "
+                "circle: point one of them at a schema"
+            )
         return value
 
 

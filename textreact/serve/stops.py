@@ -30,21 +30,27 @@ class Stops:
     #: The client's stops that did not fit: the proxy cuts the reply at the first of them.
     local: tuple[str, ...] = ()
 
-    def cut(self, text: str) -> tuple[str, bool]:
+    def cut(self, text: str, start: int = 0) -> tuple[str, bool]:
         """The reply up to the first local stop (the stop left out, as an upstream leaves it
-        out), and whether one was found."""
-        found = [at for at in (text.find(stop) for stop in self.local) if at >= 0]
+        out), and whether one was found; looked for from `start` on (see `resume`)."""
+        found = [at for at in (text.find(stop, start) for stop in self.local) if at >= 0]
         return (text[: min(found)], True) if found else (text, False)
+
+    def resume(self, scanned: int) -> int:
+        """Where to look for a local stop once a reply whose first `scanned` characters hold
+        none has grown: a stop that ends in the new text begins at most its length less one
+        before it, so a streamed reply is looked through once, not again at every delta."""
+        return max(0, scanned - max(map(len, self.local), default=1) + 1)
 
     def apply(self, completion: Completion) -> Completion:
         """A whole reply cut at the first local stop; cut there, it ended with "stop"."""
         text, stopped = self.cut(completion.text)
         return replace(completion, text=text, finish_reason="stop") if stopped else completion
 
-    def readable(self, text: str) -> str:
-        """What of a reply still being generated can be read now: up to a local stop, and short
-        of an ending that may yet grow into one."""
-        text, stopped = self.cut(text)
+    def readable(self, text: str, start: int = 0) -> str:
+        """What of a reply still being generated can be read now: up to a local stop (looked
+        for from `start`), and short of an ending that may yet grow into one."""
+        text, stopped = self.cut(text, start)
         if stopped:
             return text
         held = max(

@@ -164,12 +164,16 @@ async def events(
     used, the finish and the usage. An upstream failure after the response has begun is an
     error event, as OpenAI sends one. The role
     goes out with the first upstream event, so that every chunk names the model the upstream
-    says it is, as a whole reply does."""
+    says it is, as a whole reply does.
+
+    At a stop of the proxy's the upstream stream is closed, not read to its end: closing the
+    connection is what makes the upstream stop generating what no one will read (the usage is
+    then what it reported before the stop, if anything)."""
     usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
             committer = Committer(judge, show_thoughts=show_thoughts)
-            text, reason = "", "stop"
+            text, reason, stopped = "", "stop", False
             async for delta in source:
                 if not chunks.begun:
                     chunks.model = delta.model or chunks.model
@@ -177,10 +181,14 @@ async def events(
                 usage += delta.usage
                 reason = delta.finish_reason or reason
                 if delta.text:
+                    start = stops.resume(len(text))
                     text += delta.text
-                    for piece in _encoded(committer.feed(stops.readable(text)), chunks):
+                    for piece in _encoded(committer.feed(stops.readable(text, start)), chunks):
                         yield piece
-            text, stopped = stops.cut(text)
+                    text, stopped = stops.cut(text, start)
+                    if stopped:
+                        await source.aclose()
+                        break
             verdict, left = committer.finish(text, "stop" if stopped else reason)
             for piece in _encoded(left, chunks):
                 yield piece

@@ -41,24 +41,30 @@ def _read_failures() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseEx
     return timeouts, (*(module.HTTPError for module in modules), OSError)
 
 
-def broken_off(exc: BaseException, url: str, timeout: float) -> ServeError:
+def broken_off(
+    exc: BaseException, url: str, timeout: float, secrets: Sequence[str | None] = ()
+) -> ServeError:
     """The error for an upstream body that stopped coming (a stall past the timeout: 504) or
-    broke off (a reset, a truncated body: 502) after the headers."""
+    broke off (a reset, a truncated body: 502) after the headers, `secrets` blanked in it: the
+    one such error, whether the body was streamed, whole or passed through."""
     timeouts, _ = _read_failures()
     where = public_url(url)
     if isinstance(exc, timeouts):
-        return ServeError(
+        error = ServeError(
             504,
             f"the upstream at {where} stopped sending its reply: nothing came for {timeout:g} s "
             "(raise --timeout for a slow model)",
             type="timeout",
         )
-    return ServeError(
-        502,
-        f"the upstream at {where} broke off its reply: {type(exc).__name__}: "
-        f"{str(exc) or 'the connection closed'}",
-        type="upstream_error",
-    )
+    else:
+        error = ServeError(
+            502,
+            f"the upstream at {where} broke off its reply: {type(exc).__name__}: "
+            f"{str(exc) or 'the connection closed'}",
+            type="upstream_error",
+        )
+    error.message = blank_text(error.message, secret_keys(secrets))
+    return error
 
 
 @dataclass(frozen=True)
@@ -131,9 +137,7 @@ class Stream:
             error.message = blank_text(error.message, self.secrets)
             raise
         except (*timeouts, *failures) as exc:
-            error = broken_off(exc, self.url, self.timeout)
-            error.message = blank_text(error.message, self.secrets)
-            raise error from exc
+            raise broken_off(exc, self.url, self.timeout, self.secrets) from exc
         except ValueError as exc:
             raise malformed_upstream(self.url, f"a stream event that is not JSON ({exc})") from exc
         finally:
@@ -240,7 +244,7 @@ class Upstream:
             try:
                 content = await response.aread()
             except (*timeouts, *failures) as exc:
-                raise self._broken_off(exc, key) from exc
+                raise broken_off(exc, self.url, self.config.timeout, self._secrets(key)) from exc
             finally:
                 await response.aclose()
             return Raw(response.status_code, kind, _once(content), _nothing)
@@ -257,16 +261,12 @@ class Upstream:
                 if held:
                     yield held
             except (*timeouts, *failures) as exc:
-                yield sse(self._broken_off(exc, key).body()) + DONE
+                error = broken_off(exc, self.url, self.config.timeout, self._secrets(key))
+                yield sse(error.body()) + DONE
             finally:
                 await response.aclose()
 
         return Raw(response.status_code, kind, chunks(), response.aclose)
-
-    def _broken_off(self, exc: BaseException, key: str | None) -> ServeError:
-        error = broken_off(exc, self.url, self.config.timeout)
-        error.message = blank_text(error.message, self._secrets(key))
-        return error
 
     async def models(self, key: str | None) -> dict[str, Any]:
         """The upstream's `GET /models`, as it answered."""

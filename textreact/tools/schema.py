@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import re
+import urllib.parse
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any, Final, NamedTuple
@@ -41,17 +42,23 @@ def normalize(parameters: object, *, where: str = "parameters") -> dict[str, Any
     if not isinstance(parameters, dict):
         raise ConfigError(
             f"{where} must be a JSON Schema dict like "
-            f'{{"type": "object", "properties": {{...}}}}, not {type(parameters).__name__}'
+            f'{{"type": "object", "properties": {{...}}}}, not {type(parameters).__name__}',
+            field="parameters",
         )
     schema = _normalize(copy.deepcopy(parameters))
     if schema.get("type") is None and ("properties" in schema or not schema):
         schema["type"] = "object"
     if schema.get("type") != "object":
-        raise ConfigError(f'{where} must describe an object ("type": "object"), got {parameters}')
+        raise ConfigError(
+            f'{where} must describe an object ("type": "object"), got {parameters}',
+            field="parameters",
+        )
     schema.setdefault("properties", {})
     unknown = [name for name in schema.get("required", ()) if name not in schema["properties"]]
     if unknown:
-        raise ConfigError(f"{where}: required names {unknown} are not among its properties")
+        raise ConfigError(
+            f"{where}: required names {unknown} are not among its properties", field="parameters"
+        )
     return schema
 
 
@@ -83,15 +90,57 @@ def _type(declared: object) -> str | list[str] | None:
     return _TYPE_ALIASES.get(declared, declared) if isinstance(declared, str) else declared
 
 
+def pointer(ref: object, root: dict[str, Any]) -> Any:
+    """What a local `$ref` names in `root`: `#` is the root itself, `#/$defs/Name` a path of
+    names (and of indices into arrays), written as a URI fragment holding a JSON Pointer
+    (percent-encoded, then `~1` for `/` and `~0` for `~`, RFC 6901). None where it names
+    nothing here: a ref into another document, an anchor, a name that is missing. The one
+    reading of a ref: validation follows what this finds, and `textreact serve` refuses a
+    tool whose refs it cannot follow, so the two cannot differ."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    path = urllib.parse.unquote(ref[1:])
+    if path and not path.startswith("/"):
+        return None  # `#name`: an anchor, which nothing textreact reads declares
+    target: Any = root
+    for part in path.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and _INDEX.fullmatch(part) and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return None
+    return target
+
+
+def followed(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any] | None:
+    """`schema` with its local `$ref`s followed (`pointer`), `true` read as `{}`; None where
+    one names no schema. Refs that lead round in a circle are followed _MOST_REFS times, and
+    the schema reached then, its `$ref` still in it, is returned as it is."""
+    for _ in range(_MOST_REFS):
+        if "$ref" not in schema:
+            break
+        target = pointer(schema["$ref"], root)
+        if target is True:
+            return {}
+        if not isinstance(target, dict):
+            return None
+        schema = target
+    return schema
+
+
 def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    """Follow a local `$ref` (`#/$defs/Name`, as pydantic writes them)."""
-    seen = 0
-    while isinstance(schema, dict) and "$ref" in schema and seen < 32:
-        target: Any = root
-        for part in str(schema["$ref"]).removeprefix("#/").split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        schema, seen = target, seen + 1
-    return schema if isinstance(schema, dict) else {}
+    """Follow a local `$ref` (`#/$defs/Name`, as pydantic writes them; see `pointer`): `{}`
+    (any value) where it names no schema."""
+    target = followed(schema, root) if isinstance(schema, dict) else None
+    return target if target is not None else {}
+
+
+#: An array index in a JSON Pointer: digits, no leading zero.
+_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
+#: How many `$ref`s in a row `followed` follows (a schema from outside may make a circle).
+_MOST_REFS: Final = 32
 
 
 def types_of(schema: dict[str, Any]) -> list[str]:

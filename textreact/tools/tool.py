@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from textreact.errors import ConfigError, ToolArgumentError
+from textreact.errors import ConfigError, ToolArgumentError, ToolExampleError
 from textreact.parsing.inputs import NO_ACTION, is_no_action, names_final_answer
 from textreact.tools.arguments import (
     MAX_UNION_WORK,
@@ -64,7 +64,8 @@ class Tool:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ConfigError(
                 f"tool name {self.name!r} must start with a letter or _ and use only letters, "
-                "digits, _ . - (at most 64 characters), e.g. 'lookup_fact'"
+                "digits, _ . - (at most 64 characters), e.g. 'lookup_fact'",
+                field="name",
             )
         if _NAME_SEPARATORS.sub("", self.name).casefold() in _NO_ACTION_KEYS or is_no_action(
             self.name
@@ -72,17 +73,24 @@ class Tool:
             raise ConfigError(
                 f"tool name {self.name!r} is what a model writes after `Action:` to mean "
                 "'no action', so the parser would never call it: name the tool after what it "
-                f"does, e.g. {self.name + '_tool'!r}"
+                f"does, e.g. {self.name + '_tool'!r}",
+                field="name",
             )
         if names_final_answer(self.name):
             raise ConfigError(
                 f"tool name {self.name!r} reads as the Final Answer keyword, so the parser takes "
-                "a call to it as the run's answer: name the tool after what it does"
+                "a call to it as the run's answer: name the tool after what it does",
+                field="name",
             )
         if not isinstance(self.description, str) or not self.description.strip():
-            raise ConfigError(f"tool {self.name!r} needs a description that says when to use it")
+            raise ConfigError(
+                f"tool {self.name!r} needs a description that says when to use it",
+                field="description",
+            )
         if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError(f"tool {self.name!r}: timeout must be > 0 seconds or None")
+            raise ConfigError(
+                f"tool {self.name!r}: timeout must be > 0 seconds or None", field="timeout"
+            )
         schema = normalize(self.parameters, where=f"tool {self.name!r} parameters")
         object.__setattr__(self, "parameters", schema)
         example = dict(self.example) or schema_example(schema)
@@ -90,9 +98,10 @@ class Tool:
         try:
             self.parse_arguments(example)
         except ToolArgumentError as error:
-            raise ConfigError(
+            raise ToolExampleError(
                 f"tool {self.name!r}: its example {example} does not fit its parameters ({error}); "
-                "give a correct example"
+                "give a correct example",
+                str(error),
             ) from None
 
     @classmethod
