@@ -145,6 +145,9 @@ class FakeServer:
         #: than 4 (no scripted reply is taken); None takes any number.
         self.max_stops = max_stops
         self.requests: list[Request] = []
+        #: For each byte-by-byte reply that ended before its last byte because the client went
+        #: away (or the server closed), how many bytes were never sent.
+        self.unsent: list[int] = []
         self.unscripted = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -265,13 +268,16 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             if reply.end_body is not None:
                 end = min(end, len(head) + reply.end_body)
             start = 0 if reply.drip_headers else len(head)
+            index = first = min(start, end)
             try:
-                self.wfile.write(data[: min(start, end)])
-                for index in range(min(start, end), end):
+                self.wfile.write(data[:first])
+                for index in range(first, end):
                     if reply.drip and server._closing.wait(reply.drip):
+                        server.unsent.append(end - index)
                         return
                     self.wfile.write(data[index : index + 1])
             except (BrokenPipeError, ConnectionResetError):
+                server.unsent.append(end - index)
                 return
             if reply.cut is not None:  # a reset (RST), not an orderly end of the stream
                 linger = struct.pack("ii", 1, 0)

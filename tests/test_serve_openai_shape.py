@@ -5,7 +5,6 @@ four-stop upstream, tool history without tools, short keys, routes, response_for
 from __future__ import annotations
 
 import contextlib
-import time
 
 import httpx
 import openai
@@ -123,12 +122,20 @@ def test_at_the_proxys_stop_the_upstream_stream_is_closed_not_read_to_its_end() 
     said = "Thought: t\nFinal Answer: It is 18 C. STOP" + " and more" * 150
     dripping = streamed(said, pieces=40)
     slow = Reply(200, dripping.body, dripping.headers, drip=0.002, drip_headers=False)
-    with four_stop_proxy([slow]) as (_, url):
-        started = time.monotonic()
+    with four_stop_proxy([slow]) as (upstream, url):
         chunks = _chunks(url, stop=["A1", "B2", "C3", "STOP"])
-        took = time.monotonic() - started
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C."
-    assert took < len(slow.body) * slow.drip / 2  # the stop comes in its first tenth
+    assert upstream.unsent and upstream.unsent[0] > len(slow.body) // 2  # read to the end: []
+
+
+def test_a_client_that_asks_for_the_usage_after_the_proxy_s_stop_gets_the_upstream_s() -> None:
+    said = "Thought: t\nFinal Answer: It is 18 C. STOP and more"
+    with four_stop_proxy([streamed(said, pieces=8, usage=(40, 30))]) as (_, url):
+        options = {"stop": ["A1", "B2", "C3", "STOP"], "stream_options": {"include_usage": True}}
+        chunks = _chunks(url, **options)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C."
+    usage = chunks[-1].usage
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (40, 30, 70)
 
 
 def test_the_stops_put_the_protocols_first_and_its_language_first_of_all() -> None:

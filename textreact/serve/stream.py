@@ -167,14 +167,16 @@ async def events(
     says it is, as a whole reply does.
 
     At a stop of the proxy's the upstream stream is closed, not read to its end: closing the
-    connection is what makes the upstream stop generating what no one will read (the usage is
-    then what it reported before the stop, if anything)."""
+    connection is what makes the upstream stop generating what no one will read. A client that
+    asked for the usage is sent the true one, which servers send last, so then the rest is read
+    for it, and only for it."""
     usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
             committer = Committer(judge, show_thoughts=show_thoughts)
             text, reason, stopped = "", "stop", False
-            async for delta in source:
+            deltas = aiter(source)
+            async for delta in deltas:
                 if not chunks.begun:
                     chunks.model = delta.model or chunks.model
                     yield chunks.role()
@@ -187,6 +189,9 @@ async def events(
                         yield piece
                     text, stopped = stops.cut(text, start)
                     if stopped:
+                        if chunks.include_usage:  # the usage comes last: read on, for it only
+                            async for rest in deltas:
+                                usage += rest.usage
                         await source.aclose()
                         break
             verdict, left = committer.finish(text, "stop" if stopped else reason)
