@@ -807,6 +807,32 @@ def test_an_echo_sent_back_and_given_again_is_asked_once_more_alone(
 
 @both
 @pytest.mark.parametrize(
+    ("second", "asked_again"),
+    [
+        ("opposite of hot", True),  # the question's own words, after an echo
+        ("cold", False),  # a one-word answer is an answer
+        ("the opposite is cold", False),  # words of its own
+    ],
+)
+def test_after_an_echo_an_answer_that_restates_the_question_is_asked_once_more_alone(
+    protocol: str, second: str, asked_again: bool
+) -> None:
+    moves = [call("lookup_fact", query="opposite word of hot"), answer("opposite word of hot")]
+    moves += [answer(second), *([Move("plain", "cold")] if asked_again else [])]
+    result, script = run(protocol, "sync", moves, question="What is the opposite of 'hot'?")
+    assert (result.steps[-1].note == "closed_book") is asked_again
+    assert result.answer == ("cold" if asked_again else second)
+    script.assert_exhausted()
+
+
+def test_an_answer_that_restates_the_question_with_no_echo_before_it_stands() -> None:
+    result, script = run("text", "sync", [answer("opposite of hot")], question="Opposite of hot?")
+    assert (result.answer, result.steps[-1].note) == ("opposite of hot", None)
+    script.assert_exhausted()
+
+
+@both
+@pytest.mark.parametrize(
     "reply",
     [
         Move("cut"),  # cut off: no answer

@@ -94,6 +94,14 @@ def echoed(answer: str, calls: Sequence[tuple[str, Any]]) -> str | None:
     return None
 
 
+def restates(answer: str, question: str) -> bool:
+    """The answer is two words or more, every one of them the question's: "opposite of hot"
+    for "What is the opposite of 'hot'?". One word may be a right answer the question names
+    ("Paris" for "Is Paris the capital of France?"), so it never counts."""
+    words = _words(answer)
+    return len(words) >= 2 and set(words) <= set(_words(question))
+
+
 def _same_subject(example_question: str, asked: set[str]) -> bool:
     """More than half of the example question's telling words (four letters or more, or a
     number; not a question word) are in the question asked."""

@@ -103,6 +103,9 @@ class _Run:
         #: What the model was already sent back for (a copy, an echo, an answer given too
         #: early, by what was still missing): the same a second time, the model means it.
         self.told: set[str] = set()
+        #: An answer that only repeated the model's own input was sent back: the next answer
+        #: that is no answer either is asked for once more, alone (`closed_book`).
+        self.echo_sent_back = False
         self.turns: list[Turn] = []
         self.requests = 0
         #: How many turns there were when the model was last asked.
@@ -396,20 +399,23 @@ class _Run:
         calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
         tool = copied.echoed(answer, calls)
         if tool is not None and self.first_time(answer) is not None:
+            self.echo_sent_back = True
             return observation.echoed(answer, tool, self.question, s.lang), "copied"
         text = self.too_early()
         return None if text is None else (text, "unfinished")
 
     def echoes(self, answer: str) -> bool:
-        """The answer only repeats one of the model's own calls, and it was sent back for that
-        once already: it has lost the thread."""
+        """Sent back once already for an answer that only repeated its own input, the model
+        answers with its input again, or with the question's own words: it has lost the thread."""
+        if not self.echo_sent_back:
+            return False
         calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
-        return answer in self.told and copied.echoed(answer, calls) is not None
+        return copied.echoed(answer, calls) is not None or copied.restates(answer, self.question)
 
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
-        """A model that answers with its own query a second time is asked the question once
-        more, alone, without tools or the protocol's frame: in plain chat Qwen 0.5B answers
-        "Blue" and "cold", which after a lookup miss it only echoed. The answer is marked best
+        """A model that has lost the thread is asked the question once more, alone, without
+        tools or the protocol's frame: in plain chat Qwen 0.5B answers "Blue" and "cold",
+        which after a lookup miss it only echoed. The answer is marked best
         effort; a reply cut off, or none, leaves the echo as the answer."""
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
