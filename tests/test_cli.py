@@ -188,6 +188,23 @@ def test_a_model_failure_at_the_best_effort_request_is_reported(capsys):
     assert "boom" in capsys.readouterr().err
 
 
+def test_a_closed_book_answer_is_shown_with_what_the_engine_asked(capsys):
+    """The answer that ends the run came from a request without tools or history: the step
+    shows what the engine asked, so the two answers in a row read as what they are."""
+    look = 'Thought: t\nAction: lookup_fact\nAction Input: {"query": "colour of clear sky"}'
+    echo = "Thought: I now know the answer.\nFinal Answer: colour of clear sky"
+    replies = [Reply(body=chat_completion(text)) for text in (look, echo, echo, "Blue")]
+    with FakeServer(replies) as server:
+        code = main(
+            ["run", "What colour is a clear sky?", "--base-url", server.base_url, "--model", "m"]
+        )
+        plain = server.posts[-1].body
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK and out.strip() == "Blue"
+    assert "Asked: Answer the question in a few words from what you know." in err
+    assert "grammar" not in plain and "stop" not in plain and len(plain["messages"]) == 2
+
+
 # --- what is printed can always be printed -------------------------------------------------
 
 

@@ -29,7 +29,10 @@ __all__ = ["Agent", "Event", "NativeAgent", "Result", "StopReason", "check_limit
 
 class Agent:
     """Runs questions through a chat model with tools, over the text protocol (the default)
-    or the model's native tool calling (`protocol="native"`), through one loop."""
+    or the model's native tool calling (`protocol="native"`), through one loop. `best_effort`
+    lets the engine make its tool-less requests when a run cannot end well on its own: one at
+    the step limit, and one that asks the question alone once the model has lost the thread
+    (it answered with its own query again, or with the question's words)."""
 
     def __init__(
         self,

@@ -420,6 +420,8 @@ class LiveView:
         escape sequence in a tool's output must not reach the terminal."""
         number = f"[{turn.index}]"
         lines = []
+        if turn.preface:  # the engine's request, e.g. for a best-effort or closed-book answer
+            lines.append(f"{self.style('Asked:', '2')} {visible(turn.preface)}")
         if turn.thought:
             lines.append(f"{self.style('Thought:', '36')} {visible(turn.thought)}")
         if turn.tool is not None:

@@ -415,8 +415,8 @@ class _Run:
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
         tools or the protocol's frame: in plain chat Qwen 0.5B answers "Blue" and "cold",
-        which after a lookup miss it only echoed. The answer is marked best
-        effort; a reply cut off, or none, leaves the echo as the answer."""
+        which after a lookup miss it only echoed. The plain reply is the answer (its turn is
+        noted "closed_book"); a reply cut off, empty or one more call leaves the echo."""
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
@@ -427,7 +427,7 @@ class _Run:
         step = turn.step  # a plain reply is the answer, whole; one more call is none
         answer = step.answer if isinstance(step, FinalAnswer) else turn.text.strip()
         if answer and not isinstance(step, Action) and turn.finish_reason == "stop":
-            self.answer, self.best_effort = answer, True
+            self.answer = answer
             turn = dataclasses.replace(turn, step=FinalAnswer(answer))
         yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
         return "final_answer"

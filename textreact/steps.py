@@ -248,8 +248,9 @@ class Result:
     #: The conversation as it stands at the end, rendered the way the model saw it.
     messages: list[dict[str, Any]]
     usage: Usage
-    #: True when the answer came from a tool-less request the engine made because the run could
-    #: not end on its own: at the step limit, or after the model echoed its own query twice.
+    #: True when the answer came from the one tool-less request made at the step limit. (An
+    #: answer asked for alone after the model lost the thread ends its last turn, noted
+    #: "closed_book", and the run, as "final_answer".)
     best_effort: bool = False
     #: The model's error message when `stop_reason == "model_error"`.
     error: str | None = None
