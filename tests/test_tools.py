@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import threading
 import time
+from datetime import date
 from typing import Annotated, Literal
 
 import pytest
@@ -13,8 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field
 
+from textreact import jsonish, observation, templates
 from textreact.errors import ConfigError, ToolArgumentError, ToolExampleError, WrongToolError
 from textreact.parser import parse
+from textreact.steps import ToolResult
 from textreact.tools import Tool, ToolBox, builtin_tools, tool
 from textreact.tools.schema import pointer
 
@@ -322,6 +326,267 @@ def test_numeric_errors() -> None:
         convert.parse_arguments({"amount": 1, "digits": 10**30})
     with pytest.raises(ToolArgumentError, match='"unit": expected one of "km", "mile"'):
         convert.parse_arguments({"amount": 1, "unit": "parsec"})
+
+
+# --- argument errors in Chinese: every word the model reads in a zh run -----------------------
+
+_ASCII_WORD = re.compile(r"[A-Za-z]{3,}")
+#: What a zh argument error may quote in Latin letters besides the call's own names and values.
+_ZH_QUOTABLE = {"JSON", "null"}
+
+
+def _args_tool(properties: dict, required: list[str] | None = None) -> Tool:
+    parameters = {"type": "object", "properties": properties, "required": required or []}
+    return Tool.from_schema("pick", "Use it to pick.", parameters)
+
+
+def _zh_observation(t: Tool, raw: object) -> str:
+    """What the model reads, in a zh run, after calling `t` with `raw`."""
+    result = ToolBox([t]).prepare(t.name, raw, "zh")
+    assert isinstance(result, ToolResult) and result.error_kind == "arguments", result
+    return observation.observe(result, lang="zh")
+
+
+def _english_left(text: str, *quoted: object) -> set[str]:
+    """The ASCII words of 3+ letters in `text` that are neither quoted from the call (its tool,
+    names, values, example) nor JSON's own words."""
+    allowed = _ZH_QUOTABLE | {w for q in quoted for w in _ASCII_WORD.findall(str(q))}
+    return set(_ASCII_WORD.findall(text)) - allowed
+
+
+_NUMBERS = {
+    "n": {"type": "integer", "minimum": 1, "maximum": 9},
+    "x": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10, "multipleOf": 0.5},
+}
+_TEXTS = {
+    "word": {"type": "string", "minLength": 3, "maxLength": 5},
+    "code": {"type": "string", "pattern": "^[a-z]+$"},
+    "name": {"type": "string"},
+}
+_TAGGED = {
+    "target": {
+        "oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "id"}, "key": {"type": "integer"}},
+             "required": ["kind", "key"]},
+            {"type": "object", "properties": {"kind": {"const": "name"}, "key": {"type": "string"}},
+             "required": ["kind", "key"]},
+        ]
+    }
+}  # fmt: skip
+
+
+def _nested(depth: int) -> list:
+    value: list = [1]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_ZH_CASES = [
+    # (id, properties, required, raw, quoted, zh fragments, the English line for the same call)
+    ("type", {"name": {"type": "string"}}, ["name"], '{"name": [1, 2]}', (),
+     ["“name”：应为字符串，收到 [1, 2]（数组）"],
+     '"name": expected string, received [1, 2] (an array)'),
+    ("type_boolean", {"n": {"type": "integer"}}, ["n"], '{"n": true}', (),
+     ["“n”：应为整数，收到 true（布尔值）"], '"n": expected integer, received true (a boolean)'),
+    ("missing", _TEXTS, ["name", "word"], '{"name": "a"}', (),
+     ["“word”：缺少这一项（应为字符串）"], '"word": missing (expected string)'),
+    ("not_a_parameter", _TEXTS, [], '{"colour": "red"}', (),
+     ["“colour”：不是可用的参数（应为以下之一：word, code, name）"],
+     '"colour": not a parameter (expected one of: word, code, name)'),
+    ("given_twice", _TEXTS, [], '{"name": "a", "Name": "b"}', (),
+     ["“Name”：给出了两次（分别写作“name”和“Name”）"],
+     '"Name": given twice (as "name" and "Name")'),
+    ("min_length", _TEXTS, [], '{"word": "ab"}', (),
+     ['“word”：应为至少 3 个字符，收到 "ab"（字符串）'],
+     '"word": expected at least 3 characters, received "ab" (a string)'),
+    ("max_length", _TEXTS, [], '{"word": "abcdefg"}', (),
+     ['“word”：应为最多 5 个字符，收到 "abcdefg"（字符串）'],
+     '"word": expected at most 5 characters, received "abcdefg" (a string)'),
+    ("empty", _TEXTS, [], '{"name": " "}', (),
+     ['“name”：应为非空的字符串，收到 " "（字符串）'],
+     '"name": expected a non-empty string, received " " (a string)'),
+    ("pattern", _TEXTS, [], '{"code": "ABC"}', ("^[a-z]+$",),
+     ['“code”：应为符合模式 ^[a-z]+$ 的文本，收到 "ABC"（字符串）'],
+     '"code": expected text matching the pattern ^[a-z]+$, received "ABC" (a string)'),
+    ("surrogate", _TEXTS, [], '{"name": "\\ud800"}', (),
+     ["“name”：应为不含孤立代理字符的文本"],
+     '"name": expected text without lone surrogate characters'),
+    ("minimum", _NUMBERS, [], '{"n": 0}', (),
+     ["“n”：应为大于或等于 1 的数，收到 0（整数）"],
+     '"n": expected a number >= 1, received 0 (an integer)'),
+    ("maximum", _NUMBERS, [], '{"n": 10}', (),
+     ["“n”：应为小于或等于 9 的数，收到 10（整数）"],
+     '"n": expected a number <= 9, received 10 (an integer)'),
+    ("exclusive_bounds", _NUMBERS, [], '{"x": 0}', (),
+     ["“x”：应为大于 0 的数，收到 0（整数）"], '"x": expected a number > 0, received 0'),
+    ("exclusive_maximum", _NUMBERS, [], '{"x": 10}', (),
+     ["“x”：应为小于 10 的数，收到 10（整数）"], '"x": expected a number < 10, received 10'),
+    ("multiple", _NUMBERS, [], '{"x": 1.25}', (),
+     ["“x”：应为能被 0.5 整除的数，收到 1.25（数字）"],
+     '"x": expected a multiple of 0.5, received 1.25 (a number)'),
+    ("integer_limit", _NUMBERS, [], '{"n": 100000000000000000000}', (),
+     ["绝对值不超过 9223372036854775807 的整数", "收到 100000000000000000000（整数）"],
+     '"n": expected an integer of at most 9223372036854775807'),
+    ("not_finite", _NUMBERS, [], {"x": float("inf")}, (),
+     ["“x”：应为有限的数，收到 inf"], '"x": expected a finite number, received inf'),
+    ("enum", {"unit": {"enum": ["km", "mile"]}}, [], '{"unit": "parsec"}', ("km", "mile"),
+     ['“unit”：应为以下之一："km", "mile"，收到 "parsec"（字符串）'],
+     '"unit": expected one of "km", "mile", received "parsec" (a string)'),
+    ("const", {"mode": {"const": "fast"}}, [], '{"mode": "slow"}', ("fast",),
+     ['“mode”：应为"fast"，收到 "slow"（字符串）'],
+     '"mode": expected "fast", received "slow" (a string)'),
+    ("min_items", {"tags": {"type": "array", "items": {"type": "string"}, "minItems": 2}}, [],
+     '{"tags": ["a"]}', (), ['“tags”：应为至少有 2 项的数组，收到 ["a"]（数组）'],
+     '"tags": expected an array of at least 2 items, received ["a"] (an array)'),
+    ("max_items", {"tags": {"type": "array", "maxItems": 1}}, [], '{"tags": ["a", "b"]}', (),
+     ['“tags”：应为最多有 1 项的数组，收到 ["a", "b"]（数组）'],
+     '"tags": expected an array of at most 1 items, received ["a", "b"] (an array)'),
+    ("item_type", {"tags": {"type": "array", "items": {"type": "string"}}}, [],
+     '{"tags": ["a", {}]}', (), ["“tags[1]”：应为字符串，收到 {}（对象）"],
+     '"tags[1]": expected string, received {} (an object)'),
+    ("union", {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}}, [],
+     '{"v": [1]}', (), ["“v”：应为字符串或整数或null，收到 [1]（数组）"],
+     '"v": expected string or integer or null, received [1] (an array)'),
+    ("union_of_objects",
+     {"v": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}},
+                       "required": ["a"]},
+                      {"type": "array", "items": {"type": "number"}}]}}, [],
+     '{"v": 3}', (), ['“v”：应为含有 "a" 的对象或元素为数字的数组，收到 3（整数）'],
+     '"v": expected object with "a" or array of number, received 3 (an integer)'),
+    ("union_tag_missing", _TAGGED, [], '{"target": {"key": 1}}', ("id", "name"),
+     ['“target.kind”：缺少这一项（应为以下之一："id", "name"）'],
+     '"target.kind": missing (expected one of "id", "name")'),
+    ("union_tag_wrong", _TAGGED, [], '{"target": {"kind": "uuid", "key": 1}}', ("id", "name"),
+     ['“target.kind”：应为以下之一："id", "name"，收到 "uuid"（字符串）'],
+     '"target.kind": expected one of "id", "name", received "uuid" (a string)'),
+    ("not_an_object", _TEXTS, ["name", "word"], "[1, 2]", (),
+     ["应为由参数组成的 JSON 对象，收到 [1, 2]（数组）"],
+     "expected a JSON object of arguments, received [1, 2] (an array)"),
+    ("prose", _TEXTS, ["name", "word"], "the word is {hello", (),
+     ["“行动输入：”不是 JSON 对象（文本是普通文字，不是 JSON 对象）"],
+     "the Action Input is not a JSON object (the text is prose, not a JSON object)"),
+    ("nan", _NUMBERS, ["n", "x"], '{"n": 1, "x": NaN}', (),
+     ["不是 JSON 对象（NaN 不是 JSON 数字：请写有限的数，或者写成字符串）"],
+     "(NaN is not a JSON number: send a finite number or a string instead)"),
+    ("duplicate_key", _TEXTS, ["name", "word"], '{"name": "a", "name": "b", "word": "abc"}', (),
+     ["（键 'name' 写了不止一次：每个键只写一次）"],
+     "(the key 'name' is set more than once: write each key once)"),
+    ("unbalanced", _TEXTS, ["name", "word"], '{"name": "a"]', (),
+     ["（位置 12 处的 ']' 没有配对）"], "(unbalanced ']' at character 12)"),
+    ("cut_off", _TEXTS, ["name", "word"], '{"name": ', (),
+     ["（JSON 在无法确定其值的位置被截断了）"],
+     "(the JSON is cut off in a place where its value cannot be known)"),
+    ("text_keys", _TEXTS, [], {1: "a"}, ("int",),
+     ["“参数”：应为文本的键，收到 int 类型的键"],
+     '"arguments": expected text keys, received a key of type int'),
+    ("not_a_json_value", _TEXTS, [], {"name": {1, 2}}, ("set",),
+     ["“name”：应为合法的 JSON 值，收到 set 类型的对象"],
+     '"name": expected a JSON value, received an object of type set'),
+    ("too_deep", {"v": {}}, [], {"v": _nested(33)}, (), ["最多 32 层嵌套、总共最多 10000 个值"],
+     "expected at most 32 levels of nesting and 10000 values in all"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("properties", "required", "raw", "quoted", "fragments", "english"),
+    [pytest.param(*case[1:], id=case[0]) for case in _ZH_CASES],
+)
+def test_a_zh_argument_error_is_chinese_and_keeps_its_specifics(
+    properties: dict, required: list[str], raw: object, quoted: tuple, fragments: list[str],
+    english: str,
+) -> None:  # fmt: skip
+    t = _args_tool(properties, required)
+    text = _zh_observation(t, raw)
+    shown = raw if isinstance(raw, str) else repr(raw)
+    example = json.dumps(t.example, ensure_ascii=False)
+    assert not _english_left(text, t.name, *properties, shown, example, *quoted), text
+    assert text.startswith("错误：pick 的“行动输入：”有误：\n- "), text
+    assert "\n正确示例：{" in text
+    for fragment in fragments:
+        assert fragment in text, text
+    with pytest.raises(ToolArgumentError) as caught:  # the same call in English, as it was
+        t.parse_arguments(raw)
+    assert english in str(caught.value)
+    assert str(caught.value).startswith("Invalid Action Input for pick:\n- ")
+
+
+def test_a_zh_argument_error_lists_every_problem_in_chinese() -> None:
+    text = _zh_observation(_args_tool({**_TEXTS, **_NUMBERS}), '{"word": "ab", "n": 0, "z": 1}')
+    assert text.count("\n- ") == 3
+    assert not _english_left(text, "pick", "word", "code", "name", "n", "x", "z", "ab"), text
+
+
+def test_zh_too_complex_and_too_nested_are_chinese(monkeypatch) -> None:
+    from textreact.tools import arguments as arguments_module
+
+    tool_module = importlib.import_module("textreact.tools.tool")
+
+    chained = _args_tool({"v": {"anyOf": [{"type": "array", "items": {"$ref": "#/properties/v"}},
+                                          {"type": "integer"}]}})  # fmt: skip
+    monkeypatch.setattr(arguments_module, "MAX_STEPS", 5)
+    text = _zh_observation(chained, {"v": [[[[[1]]]]]})
+    assert "“行动输入：”太复杂，无法按这个工具的参数检查" in text
+    assert not _english_left(text, "pick", "v"), text
+    monkeypatch.undo()
+
+    @tool
+    def either(v: int | str) -> str:
+        """Use this to take a number or a text."""
+        return str(v)
+
+    monkeypatch.setattr(tool_module, "MAX_UNION_WORK", 0)
+    text = _zh_observation(either, {"v": 1})
+    assert "参数中可取多种类型的值嵌套得太深，无法检查" in text
+    assert not _english_left(text, "either", "v"), text
+
+
+def test_zh_pydantic_problems_are_framed_in_chinese_and_quote_what_pydantic_said() -> None:
+    @tool
+    def book(day: date) -> str:
+        """Use this to book a day."""
+        return "booked"
+
+    text = _zh_observation(book, {"day": "2024-13-01"})
+    assert "\n- day：Input should be a valid date" in text  # pydantic's words, as it said them
+    assert "（收到 '2024-13-01'）" in text and "received" not in text
+    with pytest.raises(ToolArgumentError) as caught:
+        book.parse_arguments({"day": "2024-13-01"})
+    assert "\n- day: Input should be a valid date" in str(caught.value)
+    assert "(received '2024-13-01')" in str(caught.value)
+
+
+_NOTES = {lang: templates._notes(lang) for lang in ("en", "zh")}
+
+
+def test_every_argument_and_json_section_is_in_both_languages_and_chinese_in_zh() -> None:
+    assert set(_NOTES["en"]) == set(_NOTES["zh"])
+    words = [name for name in _NOTES["zh"] if name.startswith(("argument_", "json_"))]
+    assert len(words) > 60
+    for name in words:
+        body = re.sub(r"\$[a-z_]+", "", _NOTES["zh"][name])
+        assert not _english_left(body), (name, body)
+
+
+#: An Action Input for each reason `jsonish` gives why a text is not JSON, by its problem code.
+_JSON_REASONS = {
+    "not_a_number": '{"a": NaN}', "overflow": '{"a": 1e999}', "duplicate_key": '{"a": 1, "a": 2}',
+    "two_objects": '{"a": 1} {"a": 2}', "too_long": "x" * 20_001, "empty": "   ",
+    "too_deep": '{"a": [' * 70, "no_value": "the word is hello", "prose": "the word is {hello",
+    "cut_off_early": "{", "invalid": '{"a": 1 "b": 2}',
+    "invalid_value": "{'a': " + "1" * 5_000 + "}", "unbalanced": '{"a": 1]',
+    "cut_off": 'hi {"a": 1', "unreadable_string": "{'a': '\\N{NO SUCH NAME}'}",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("problem", "text"), list(_JSON_REASONS.items()), ids=list(_JSON_REASONS))
+def test_every_json_reason_reads_in_chinese(problem: str, text: str) -> None:
+    with pytest.raises(jsonish.JsonishError) as caught:
+        jsonish.loads(text)
+    zh, en = caught.value.say("zh"), str(caught.value)
+    assert caught.value.problem == problem
+    assert en == caught.value.say("en") and zh != en
+    assert not _english_left(zh, text), zh
 
 
 _JSON = st.recursive(

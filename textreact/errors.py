@@ -57,7 +57,14 @@ class WrongToolError(ToolError, ValueError):
 
 
 class ToolArgumentError(ToolError, ValueError):
-    """An Action Input does not fit the tool's schema; the message is written for the model."""
+    """An Action Input does not fit the tool's schema; the message is written for the model.
+    `details`, where a `convert` (pydantic's, for `@tool`) gives them: (where, what it said, the
+    value received as shown) per problem, so that the message can be told in the run's language
+    (`Tool.parse_arguments`)."""
+
+    def __init__(self, message: str, details: tuple[tuple[str, str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class CalculatorError(ToolError, ValueError):

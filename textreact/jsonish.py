@@ -1,7 +1,9 @@
 """Action Input text -> JSON value: strict JSON first, then a short chain of named repairs for
 what models actually write (fences, prose around the object, trailing commas, Python literals,
 unquoted keys, comments, curly quotes, a cut-off tail). The parser and `Tool.parse_arguments`
-both use it, and each repair is reported by name so a transcript shows what was fixed.
+both use it, and each repair is reported by name so a transcript shows what was fixed. An
+error is a problem code and its slots; its words are the `json_*` sections of prompts/notes.md
+(English for `str`, `say(lang)` for a message to the model in its language).
 
 Nothing here evaluates code: Python-style strings are read one token at a time with
 `ast.literal_eval`, after the whole text has been size-bounded and depth-checked."""
@@ -14,13 +16,28 @@ import math
 import re
 from typing import NamedTuple
 
+from textreact import templates
+
 #: Deeper nesting than this is refused: arguments are never this deep, and the stdlib decoders
 #: recurse. The repair path refuses it before decoding; the strict path checks what it decoded.
 MAX_DEPTH = 64
 
 
 class JsonishError(ValueError):
-    """The text is not JSON-like, or it could be repaired in more than one way."""
+    """The text is not JSON-like, or it could be repaired in more than one way. `problem` names
+    the section `## json_<problem>` of prompts/notes.md that says why, `slots` fill it."""
+
+    def __init__(self, problem: str, **slots: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.slots = slots
+
+    def __str__(self) -> str:
+        return self.say("en")
+
+    def say(self, lang: str) -> str:
+        """Why the text is not JSON, in `lang`, for the model."""
+        return templates.note(f"json_{self.problem}", lang, **self.slots)
 
 
 class AmbiguousJsonError(JsonishError):
@@ -28,8 +45,10 @@ class AmbiguousJsonError(JsonishError):
     object that sets a key twice (`json.loads` would silently keep the last), or, for `loads`,
     a second object right after the first. Never a silent pick: the caller reports it."""
 
-    def __init__(self, message: str, *, reason: str, key: str | None = None, end: int = 0):
-        super().__init__(message)
+    def __init__(
+        self, reason: str, *, key: str | None = None, end: int = 0, problem: str | None = None
+    ) -> None:
+        super().__init__(problem or reason, key=repr(key))
         #: "duplicate_key" or "two_objects".
         self.reason = reason
         #: The key set twice, for "duplicate_key".
@@ -86,13 +105,13 @@ _CONTROL = re.compile(r"[\x00-\x1f]")
 
 
 def _reject_constant(name: str) -> object:
-    raise JsonishError(f"{name} is not a JSON number: send a finite number or a string instead")
+    raise JsonishError("not_a_number", constant=name)
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
-        raise JsonishError(f"{text} overflows to infinity: send a smaller number or a string")
+        raise JsonishError("overflow", text=text)
     return value
 
 
@@ -141,12 +160,7 @@ def _scan(text: str, at: int) -> tuple[object, int]:
 
 
 def _duplicate(key: str, end: int) -> AmbiguousJsonError:
-    return AmbiguousJsonError(
-        f"the key {key!r} is set more than once: write each key once",
-        reason="duplicate_key",
-        key=key,
-        end=end,
-    )
+    return AmbiguousJsonError("duplicate_key", key=key, end=end)
 
 
 def loads(text: str, *, max_chars: int = 20_000) -> tuple[object, tuple[str, ...]]:
@@ -174,11 +188,7 @@ def _refuse_a_second_object(text: str, end: int) -> None:
     except JsonishError:
         return
     if isinstance(second.value, dict):
-        raise AmbiguousJsonError(
-            "the text holds two JSON objects one after the other: send one",
-            reason="two_objects",
-            end=end,
-        )
+        raise AmbiguousJsonError("two_objects", end=end)
 
 
 def strict_object(text: str) -> dict[str, object] | None:
@@ -200,12 +210,10 @@ def strict_object(text: str) -> dict[str, object] | None:
 def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
     """`loads`, also telling where the value ended, so a caller can cut what follows it."""
     if len(text) > max_chars:
-        raise JsonishError(
-            f"the text is {len(text)} characters long; at most {max_chars} are parsed as JSON"
-        )
+        raise JsonishError("too_long", length=str(len(text)), limit=str(max_chars))
     lead = len(text) - len(text.lstrip())
     if lead == len(text):
-        raise JsonishError("the text is empty: send {} for no arguments")
+        raise JsonishError("empty")
     try:  # a value can only start with one of these; anything else fails without the cost
         scanned = _scan(text, lead) if text[lead] in _VALUE_START else None
     except _DuplicateKey as exc:
@@ -220,7 +228,7 @@ def decode(text: str, *, max_chars: int = 20_000) -> Decoded:
     try:
         return _repair(text, lead, scanned)
     except (RecursionError, MemoryError) as exc:
-        raise JsonishError(f"the text could not be parsed as JSON ({type(exc).__name__})") from None
+        raise JsonishError("unparsable", kind=type(exc).__name__) from None
 
 
 #: The scalar types a JSON value may hold (a float must also be finite).
@@ -276,7 +284,7 @@ def _check_depth(value: object, text: str) -> None:
             for child in (item.values() if isinstance(item, dict) else item)
         ]
     if any(isinstance(item, (list, dict)) for item in level):
-        raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
+        raise JsonishError("too_deep", depth=str(MAX_DEPTH))
 
 
 def _repair(text: str, lead: int, scanned: tuple[object, int] | None) -> Decoded:
@@ -287,7 +295,7 @@ def _repair(text: str, lead: int, scanned: tuple[object, int] | None) -> Decoded
     repairs: list[str] = []
     opener = _OPENERS.search(text)
     if opener is None:
-        raise JsonishError("no JSON object or array found")
+        raise JsonishError("no_value")
     start = opener.start()
     fence, body_start = -1, 0
     if "```" in text and text.count("```", 0, start) % 2 == 1:
@@ -317,12 +325,12 @@ def _repair(text: str, lead: int, scanned: tuple[object, int] | None) -> Decoded
     trailing = text[after:]
     if leading.strip():
         if not isinstance(value, dict) or "truncated" in repairs:
-            raise JsonishError("the text is prose, not a JSON object")
+            raise JsonishError("prose")
         repairs.append("leading_text")
     if trailing.strip():
         repairs.append("trailing_text")
     if "truncated" in repairs and not value:
-        raise JsonishError("the text was cut off before any argument was complete")
+        raise JsonishError("cut_off_early")
     return _decoded(Decoded, (value, tuple(repairs), after))
 
 
@@ -338,8 +346,11 @@ def _rewritten(text: str, start: int, body_start: int, repairs: list[str]) -> tu
         raise
     except ValueError as exc:
         if text[body_start:start].strip():
-            raise JsonishError("the text is prose, not a JSON object") from None
-        raise JsonishError(f"not valid JSON even after repairs: {exc}") from None
+            raise JsonishError("prose") from None
+        if isinstance(exc, json.JSONDecodeError):
+            where = {"line": str(exc.lineno), "column": str(exc.colno)}
+            raise JsonishError("invalid", detail=str(exc), **where) from None
+        raise JsonishError("invalid_value", detail=str(exc)) from None
 
 
 def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
@@ -390,9 +401,9 @@ def _rewrite(text: str, start: int, stop: int) -> tuple[str, int, list[str]]:
         elif kind == "open":
             stack.append(piece)
             if len(stack) > MAX_DEPTH:
-                raise JsonishError(f"the value is nested more than {MAX_DEPTH} levels deep")
+                raise JsonishError("too_deep", depth=str(MAX_DEPTH))
         elif not stack or _CLOSERS[stack.pop()] != piece:  # a closer
-            raise JsonishError(f"unbalanced {piece!r} at character {token.start()}")
+            raise JsonishError("unbalanced", piece=repr(piece), at=str(token.start()))
         elif not stack:
             append(piece)
             return "".join(out), pos, repairs
@@ -407,7 +418,7 @@ def _close_truncated(out: list[str], stack: list[str], last: str, repairs: list[
     if body.endswith(","):
         body = body[:-1]
     elif last not in ("dq", "sq", "close", "open", "word") or body.endswith(":"):
-        raise JsonishError("the JSON is cut off in a place where its value cannot be known")
+        raise JsonishError("cut_off")
     _note(repairs, "truncated")
     return body + "".join(_CLOSERS[opener] for opener in reversed(stack))
 
@@ -431,9 +442,9 @@ def _python_string(piece: str, quote: str, repairs: list[str], repair: str) -> s
     try:
         value = ast.literal_eval(piece)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise JsonishError(f"cannot read the quoted string {piece[:40]!r}") from None
+        raise JsonishError("unreadable_string", piece=repr(piece[:40])) from None
     if not isinstance(value, str):
-        raise JsonishError(f"cannot read the quoted string {piece[:40]!r}")
+        raise JsonishError("unreadable_string", piece=repr(piece[:40]))
     _note(repairs, repair)
     return json.dumps(value, ensure_ascii=False)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import string
+import types
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
@@ -74,10 +75,60 @@ def _notes(lang: str) -> dict[str, str]:
 
 
 def note(name: str, lang: str = "en", **slots: str) -> str:
-    """The engine's message `name` from `prompts/[lang/]notes.md`, its slots filled."""
+    """The engine's message `name` from `prompts/[lang/]notes.md`, its slots filled (the
+    keywords' labels where no slot of that name is given). Argument validation says its
+    problems through here, many to a call, so each section is split at its slots once."""
+    first, rest = _split(name, lang)
+    if rest is None:  # a malformed slot: `fill` says what is wrong
+        return _fill_note(name, lang, slots)
+    pieces = [first]
+    for slot, literal in rest:
+        if slot in slots:
+            pieces.append(str(slots[slot]))
+        elif slot in (own := _labels(lang)):
+            pieces.append(own[slot])
+        else:  # a slot with no value: `fill` names it
+            return _fill_note(name, lang, slots)
+        pieces.append(literal)
+    return "".join(pieces)
+
+
+def _fill_note(name: str, lang: str, slots: Mapping[str, str]) -> str:
     where = _where("notes.md", lang)
+    return fill(_section(name, lang), {**labels(lang), **slots}, name=f"{where} ## {name}")
+
+
+def _section(name: str, lang: str) -> str:
     try:
-        template = _notes(lang)[name]
+        return _notes(lang)[name]
     except KeyError:
-        raise ConfigError(f"{where} has no section '## {name}'") from None
-    return fill(template, {**labels(lang), **slots}, name=f"{where} ## {name}")
+        raise ConfigError(f"{_where('notes.md', lang)} has no section '## {name}'") from None
+
+
+@cache
+def _labels(lang: str) -> Mapping[str, str]:
+    return types.MappingProxyType(labels(lang))
+
+
+@cache
+def _split(name: str, lang: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
+    """The section `name` as its text up to the first slot, then (slot, the text after it)
+    pairs; `$$` already read as `$`. (text, None) where a slot is malformed."""
+    template = _section(name, lang)
+    pieces: list[str] = []
+    literal: list[str] = []
+    at = 0
+    for match in string.Template.pattern.finditer(template):
+        literal.append(template[at : match.start()])
+        at = match.end()
+        if match.group("escaped") is not None:
+            literal.append("$")
+            continue
+        slot = match.group("named") or match.group("braced")
+        if slot is None:
+            return template, None
+        pieces += ["".join(literal), slot]
+        literal = []
+    literal.append(template[at:])
+    pieces.append("".join(literal))
+    return pieces[0], tuple(zip(pieces[1::2], pieces[2::2], strict=True))

@@ -297,9 +297,7 @@ def _duplicate_name(names: list[str]) -> jsonish.AmbiguousJsonError:
     """`q="a", q="b"`: Python keeps the last, so which the model meant is a guess."""
     seen: set[str] = set()
     twice = next(name for name in names if name in seen or seen.add(name))
-    return jsonish.AmbiguousJsonError(
-        f"the argument {twice!r} is given more than once", reason="duplicate_key", key=twice
-    )
+    return jsonish.AmbiguousJsonError("duplicate_key", key=twice, problem="duplicate_argument")
 
 
 def _escapes(body: str, quote: str) -> bool:

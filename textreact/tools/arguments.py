@@ -21,6 +21,10 @@ the value (`conform`: arrays, objects, the memo and the budget) and is the entry
 `unions` decides a union's branch, trying it with the `conform` it is handed; `keywords` checks
 `enum`, `const` and a string's or number's keywords; `coercion` turns a value into a type
 losslessly; `checks` holds what a pass found and shares.
+
+Every problem line is told in the language `check_arguments` is given (`lang`, the run's),
+in the words of the `argument_*` and `json_*` sections of prompts/[lang/]notes.md; the names
+and values quoted from the Action Input are shown as they were written.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from textreact.tools.checks import (
     PATTERN_SECONDS,
     SURROGATE,
     Check,
+    Shared,
     member_path,
     name_key,
     property_for,
+    say,
     show,
 )
 from textreact.tools.coercion import coerced, is_kind
@@ -74,13 +80,9 @@ _DEEPEST: Final = 4 * MAX_DEPTH
 #: Strings at least this long are conformed once and remembered (they may hold JSON, or meet a
 #: slow pattern); shorter ones, and numbers, are checked again where a union meets them again.
 _REMEMBERED: Final = 64
-_TOO_COMPLEX: Final = (
-    "the Action Input is too complex to check against this tool's parameters: send fewer "
-    "values, or less deeply nested ones"
-)
 
 
-def _not_json(value: object) -> str | None:
+def _not_json(value: object, lang: str) -> str | None:
     """The first thing in a dict given by a program (not decoded from text) that is not a JSON
     value, as a problem line; checked before anything else reads the value, so no foreign
     object's __eq__, __str__ or __hash__ runs and no cycle or depth is followed."""
@@ -90,26 +92,31 @@ def _not_json(value: object) -> str | None:
         item, path, depth = stack.pop()
         seen += 1
         if depth > MAX_DEPTH or seen > MAX_VALUES:
-            limit = f"at most {MAX_DEPTH} levels of nesting and {MAX_VALUES} values in all"
-            return f'"{path or "arguments"}": expected {limit}'
+            limit = say("limits", lang, depth=str(MAX_DEPTH), count=str(MAX_VALUES))
+            return say("expected", lang, path=path or say("root", lang), expected=limit)
         if isinstance(item, dict):
             if len(item) > MAX_ITEMS:
-                return f'"{path or "arguments"}": expected at most {MAX_ITEMS} members'
+                most = say("members_at_most", lang, count=str(MAX_ITEMS))
+                return say("expected", lang, path=path or say("root", lang), expected=most)
             for key, member in item.items():
                 if not isinstance(key, str):
-                    where, kind = path or "arguments", type(key).__name__
-                    return f'"{where}": expected text keys, received a key of type {kind}'
+                    kind = say("key_type", lang, kind=type(key).__name__)
+                    keys = say("text_keys", lang)
+                    where = path or say("root", lang)
+                    return say("problem", lang, path=where, expected=keys, received=kind)
                 stack.append((member, member_path(path, key), depth + 1))
         elif isinstance(item, (list, tuple)):
             if len(item) > MAX_ITEMS:
-                return f'"{path}": expected at most {MAX_ITEMS} items'
+                most = say("items_at_most", lang, count=str(MAX_ITEMS))
+                return say("expected", lang, path=path, expected=most)
             stack.extend((member, f"{path}[{i}]", depth + 1) for i, member in enumerate(item))
         elif isinstance(item, float) and not math.isfinite(item):
-            return f'"{path}": expected a finite number, received {item}'
+            finite = say("finite", lang)
+            return say("problem", lang, path=path, expected=finite, received=str(item))
         elif not isinstance(item, (str, int, float)) and item is not None:
-            return (
-                f'"{path}": expected a JSON value, received an object of type {type(item).__name__}'
-            )
+            kind = say("object_type", lang, kind=type(item).__name__)
+            json_value = say("json_value", lang)
+            return say("problem", lang, path=path, expected=json_value, received=kind)
     return None
 
 
@@ -127,12 +134,10 @@ def conform(value: object, schema: dict[str, Any], path: str, check: Check, dept
     here = (id(schema), path, depth)
     if shared.steps >= MAX_STEPS or len(shared.open) > _DEEPEST:
         shared.exhausted = True
-        check.problems.append(_TOO_COMPLEX)
+        check.problems.append(check.say("too_complex"))
         return value
     if here in shared.open:  # the schema again, at the same place in the value: a loop
-        where = path or "arguments"
-        check.problems.append(f'"{where}": expected a value its schema can describe (it refers '
-                              "to itself without describing one)")  # fmt: skip
+        check.problems.append(check.say("self_reference", path=path or check.say("root")))
         return value
     if not isinstance(value, (dict, list, tuple, str)) or (
         isinstance(value, str) and len(value) < _REMEMBERED
@@ -158,7 +163,7 @@ def conform(value: object, schema: dict[str, Any], path: str, check: Check, dept
 
 def _conform(value: object, schema: dict[str, Any], path: str, check: Check, depth: int) -> Any:
     if depth > MAX_DEPTH:
-        check.problem(path, f"at most {MAX_DEPTH} levels of nesting", "...")
+        check.problem(path, check.say("nesting", depth=str(MAX_DEPTH)), "...")
         return value
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
@@ -184,13 +189,13 @@ def _conform(value: object, schema: dict[str, Any], path: str, check: Check, dep
 
 def _conform_array(value: list, schema: dict[str, Any], path: str, check: Check, depth: int):
     if len(value) > MAX_ITEMS:
-        check.problem(path, f"at most {MAX_ITEMS} items", value)
+        check.problem(path, check.say("items_at_most", count=str(MAX_ITEMS)), value)
         return value
     fewest, most = count_keyword(schema, "minItems"), count_keyword(schema, "maxItems")
     if fewest is not None and len(value) < fewest:
-        check.problem(path, f"an array of at least {fewest} items", value)
+        check.problem(path, check.say("array_at_least", count=str(fewest)), value)
     if most is not None and len(value) > most:
-        check.problem(path, f"an array of at most {most} items", value)
+        check.problem(path, check.say("array_at_most", count=str(most)), value)
     items = schema.get("items")
     if not isinstance(items, dict):
         items = ANY
@@ -210,11 +215,10 @@ def conform_object(
         where = member_path(path, name)
         if known is None:
             if extra is False:
-                check.problems.append(
-                    f'"{where}": not a parameter (expected one of: {", ".join(properties)})'
-                )
+                names = ", ".join(properties)
+                check.problems.append(check.say("not_parameter", path=where, names=names))
             elif isinstance(name, str) and SURROGATE.search(name):
-                check.problem(where, "a name without lone surrogate characters", name)
+                check.problem(where, check.say("name_surrogates"), name)
             else:
                 sub = extra if isinstance(extra, dict) else ANY
                 result[name] = conform(item, sub, where, check, depth + 1)
@@ -222,7 +226,8 @@ def conform_object(
         if known != name:
             check.repair("parameter_name")
             if known in value or known in result:
-                check.problems.append(f'"{where}": given twice (as "{known}" and "{name}")')
+                twice = check.say("given_twice", path=where, known=known, written=str(name))
+                check.problems.append(twice)
                 continue
         if item is None and known not in required and "null" not in _all_types(properties[known]):
             check.repair("drop_null")
@@ -231,7 +236,8 @@ def conform_object(
     for name in required:
         if name not in result and name not in value:
             label = check.label(properties.get(name, ANY))
-            check.problems.append(f'"{member_path(path, name)}": missing (expected {label})')
+            where = member_path(path, name)
+            check.problems.append(check.say("missing", path=where, expected=label))
     return result
 
 
@@ -252,13 +258,14 @@ def single_parameter(schema: dict[str, Any]) -> str | None:
 
 
 def check_arguments(
-    raw: str | dict, schema: dict[str, Any]
+    raw: str | dict, schema: dict[str, Any], lang: str = "en"
 ) -> tuple[dict[str, Any], tuple[str, ...], list[str]]:
-    """(arguments, repairs, problems): the whole chain, problems as lines for the model."""
-    check = Check(schema)
+    """(arguments, repairs, problems): the whole chain, problems as lines for the model, in
+    `lang`."""
+    check = Check(schema, Shared(lang))
     if isinstance(raw, dict):
         value: object = raw
-        problem = _not_json(raw)
+        problem = _not_json(raw, lang)
         if problem is not None:
             return {}, (), [problem]
     elif isinstance(raw, str):
@@ -267,11 +274,11 @@ def check_arguments(
         raise TypeError(f"arguments must be a str or a dict, not {type(raw).__name__}")
     if not isinstance(value, dict):
         if not check.problems:
-            check.problems.append(f"expected a JSON object of arguments, received {show(value)}")
+            check.problems.append(check.say("not_object", received=show(value, lang)))
         return {}, tuple(check.repairs), check.problems
     arguments = conform_object(_rename_lone_argument(value, schema, check), schema, "", check)
     if check.shared.exhausted:  # whatever else was found, this is what the model can act on
-        return {}, tuple(check.repairs), [_TOO_COMPLEX]
+        return {}, tuple(check.repairs), [check.say("too_complex")]
     return arguments, tuple(check.repairs), check.problems
 
 
@@ -298,7 +305,7 @@ def _decode(raw: str, schema: dict[str, Any], check: Check) -> object:
         value, repairs = jsonish.loads(raw)
     except jsonish.JsonishError as error:
         if single is None or text.startswith("{"):
-            check.problems.append(f"the Action Input is not a JSON object ({error})")
+            check.problems.append(check.say("not_json", reason=error.say(check.shared.lang)))
             return None
         check.repair("plain_string")
         return {single: text}

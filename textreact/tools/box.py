@@ -97,15 +97,15 @@ class ToolBox:
         self, name: str, raw: str | dict[str, Any], lang: str = "en"
     ) -> Prepared | ToolResult:
         """Resolve and validate a call once: the call ready to run, or the ToolResult that
-        says why it cannot run. The loop takes the repeat key and the arguments it runs from
-        the Prepared, so no call is validated twice."""
+        says why it cannot run, in `lang` (an argument error included). The loop takes the
+        repeat key and the arguments it runs from the Prepared, so no call is validated twice."""
         started = time.perf_counter()
         tool = self.resolve(name)
         if tool is None:
             error = self.unknown_tool_message(name, lang)
             return ToolResult(name, raw, error=error, error_kind="unknown_tool")
         try:
-            arguments, repairs = tool.parse_arguments_with_repairs(raw)
+            arguments, repairs = tool.parse_arguments_with_repairs(raw, lang)
         except ToolArgumentError as error:
             message = str(error)
         except Exception as error:  # a broken convert or a non-str/dict input: still data

@@ -1,6 +1,7 @@
 """One validation pass over an Action Input: what it found (`Check`), what every pass over the
-same input shares (`Shared`), and the words its problem lines are made of (a value shown short,
-a member's path, a parameter matched by name).
+same input shares (`Shared`, the language of its problem lines included), and the words its
+problem lines are made of (a value shown short, a member's path, a parameter matched by name).
+The words themselves are the `argument_*` sections of prompts/[lang/]notes.md (`say`).
 
 The bottom of argument validation: `coercion`, `keywords`, `unions` and `arguments` all record
 into a `Check`, and this module imports none of them.
@@ -13,7 +14,7 @@ import json
 import re
 from typing import Any, Final
 
-from textreact import jsonish
+from textreact import jsonish, templates
 from textreact.tools.schema import type_label
 
 #: Seconds all `pattern` matches of one Action Input may take together (`regex` timeout).
@@ -27,9 +28,10 @@ ANY: Final[dict[str, Any]] = {}
 
 class Shared:
     """What every pass over one Action Input shares: each conformed (value, schema) pair, the
-    checks done so far, and the time left for patterns."""
+    checks done so far, the time left for patterns, and the language problems are told in."""
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang
         self.memo: dict[tuple[int, int, str, int], tuple] = {}
         self.open: set[tuple[int, str, int]] = set()
         self.steps = 0
@@ -71,14 +73,19 @@ class Check:
             self.repairs.append(name)
 
     def problem(self, path: str, expected: str, value: object) -> None:
-        self.problems.append(f'"{path}": expected {expected}, received {show(value)}')
+        received = show(value, self.shared.lang)
+        self.problems.append(self.say("problem", path=path, expected=expected, received=received))
+
+    def say(self, name: str, **slots: str) -> str:
+        """The words `## argument_<name>`, in the pass's language."""
+        return say(name, self.shared.lang, **slots)
 
     def label(self, schema: dict[str, Any]) -> str:
         """`type_label` of a schema, made once per Action Input (a union's is made of all of
         its branches')."""
         labels = self.shared.labels
         if id(schema) not in labels:
-            labels[id(schema)] = schema, type_label(schema, self.root)
+            labels[id(schema)] = schema, type_label(schema, self.root, lang=self.shared.lang)
         return labels[id(schema)][1]
 
     def trial(self) -> Check:
@@ -91,19 +98,27 @@ class Check:
         self.problems.extend(problems)
 
 
-def show(value: object) -> str:
-    """A short preview of a JSON value; bounded, whatever the value's size or depth."""
-    text = _preview(value, _SHOWN + 1)
+def say(name: str, lang: str, **slots: str) -> str:
+    """The words of argument validation `name`: the section `## argument_<name>` of
+    prompts/[lang/]notes.md, its slots filled."""
+    return templates.note(f"argument_{name}", lang, **slots)
+
+
+def show(value: object, lang: str = "en") -> str:
+    """A short preview of a JSON value and its kind; bounded, whatever the value's size or
+    depth. The value is quoted as it is, its kind named in `lang`."""
+    text = _preview(value, _SHOWN + 1, lang)
     if SURROGATE.search(text):
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(
-        type(value), "an array" if isinstance(value, (list, tuple)) else "an object"
+    kind = {str: "string", bool: "boolean", int: "integer", float: "number"}.get(
+        type(value), "array" if isinstance(value, (list, tuple)) else "object"
     )
-    kind = "null" if value is None else kind
-    return f"{text[:_SHOWN]}{'...' if len(text) > _SHOWN else ''} ({kind})"
+    kind = say(f"kind_{'null' if value is None else kind}", lang)
+    shown = f"{text[:_SHOWN]}{'...' if len(text) > _SHOWN else ''}"
+    return say("shown", lang, value=shown, kind=kind)
 
 
-def _preview(value: object, room: int) -> str:
+def _preview(value: object, room: int, lang: str = "en") -> str:
     """At least `room` characters of the value's JSON (fewer when it is shorter)."""
     if isinstance(value, (list, tuple, dict)):
         pieces: list[str] = []
@@ -113,9 +128,9 @@ def _preview(value: object, room: int) -> str:
             if used > room:
                 break
             piece = (
-                f"{_preview(str(item[0]), room)}: {_preview(item[1], room - used)}"
+                f"{_preview(str(item[0]), room, lang)}: {_preview(item[1], room - used, lang)}"
                 if isinstance(value, dict)
-                else _preview(item, room - used)
+                else _preview(item, room - used, lang)
             )
             pieces.append(piece)
             used += len(piece) + 2
@@ -124,7 +139,7 @@ def _preview(value: object, room: int) -> str:
     if isinstance(value, str):
         return json.dumps(value[:room], ensure_ascii=False)
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
-        return f"an integer of {value.bit_length()} bits"
+        return say("big_integer", lang, bits=str(value.bit_length()))
     return json.dumps(value)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, overload
 
 from textreact.errors import ConfigError, ToolArgumentError
-from textreact.tools.tool import Tool
+from textreact.tools.tool import Tool, converted
 
 _SECTION: Final = re.compile(
     r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
@@ -127,12 +127,11 @@ def _converter(model: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
         try:
             validated = model.model_validate(arguments)
         except pydantic.ValidationError as error:
-            problems = [
-                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']} "
-                f"(received {str(e.get('input'))[:60]!r})"
+            details = tuple(
+                (".".join(map(str, e["loc"])), e["msg"], repr(str(e.get("input"))[:60]))
                 for e in error.errors(include_url=False)
-            ]
-            raise ToolArgumentError("; ".join(problems)) from None
+            )
+            raise ToolArgumentError(converted(details), details) from None
         return {key: getattr(validated, key) for key in arguments}
 
     return convert

@@ -42,11 +42,11 @@ def constrain(value: Any, schema: dict[str, Any], path: str, check: Check) -> tu
     if isinstance(value, str):
         _check_string(value, schema, path, check)
     elif isinstance(value, float) and not math.isfinite(value):
-        check.problem(path, "a finite number", value)
+        check.problem(path, check.say("finite"), value)
     elif isinstance(value, int) and not isinstance(value, bool):
         _check_bounds(value, schema, path, check)
         if abs(value) > MAX_INTEGER:
-            check.problem(path, f"an integer of at most {MAX_INTEGER}", value)
+            check.problem(path, check.say("integer_limit", limit=str(MAX_INTEGER)), value)
     elif isinstance(value, float):
         _check_bounds(value, schema, path, check)
     return value, True
@@ -77,23 +77,23 @@ def _check_string(value: str, schema: dict[str, Any], path: str, check: Check) -
     longest, shortest = count_keyword(schema, "maxLength"), count_keyword(schema, "minLength")
     limit = MAX_STRING if longest is None else min(longest, MAX_STRING)
     if len(value) > limit:
-        check.problem(path, f"at most {limit} characters", value)
+        check.problem(path, check.say("characters_at_most", count=str(limit)), value)
     elif SURROGATE.search(value):
-        check.problem(path, "text without lone surrogate characters", value)
+        check.problem(path, check.say("text_surrogates"), value)
     elif (
         not value.strip()
         and (1 if shortest is None else shortest) > 0
         and not _allowed(value, schema)
     ):
-        check.problem(path, f"a non-empty {check.label(schema)}", value)
+        check.problem(path, check.say("non_empty", label=check.label(schema)), value)
     elif shortest is not None and len(value) < shortest:
-        check.problem(path, f"at least {shortest} characters", value)
+        check.problem(path, check.say("characters_at_least", count=str(shortest)), value)
     elif isinstance(schema.get("pattern"), str):
         found = _matches(schema["pattern"], value, check)
         if found is None:
             check.repair("pattern_unchecked")
         elif not found:
-            check.problem(path, f"text matching the pattern {schema['pattern']}", value)
+            check.problem(path, check.say("pattern", pattern=schema["pattern"]), value)
 
 
 def _allowed(value: object, schema: dict[str, Any]) -> bool:
@@ -122,16 +122,16 @@ def _check_bounds(value: float, schema: dict[str, Any], path: str, check: Check)
         return
     low, above, high, below = bounds(schema)
     if low is not None and value < low:
-        check.problem(path, f"a number >= {low}", value)
+        check.problem(path, check.say("minimum", bound=str(low)), value)
     if above is not None and value <= above:
-        check.problem(path, f"a number > {above}", value)
+        check.problem(path, check.say("exclusive_minimum", bound=str(above)), value)
     if high is not None and value > high:
-        check.problem(path, f"a number <= {high}", value)
+        check.problem(path, check.say("maximum", bound=str(high)), value)
     if below is not None and value >= below:
-        check.problem(path, f"a number < {below}", value)
+        check.problem(path, check.say("exclusive_maximum", bound=str(below)), value)
     step = number_keyword(schema, "multipleOf")
     if step is not None and step > 0 and not _multiple(value, step):
-        check.problem(path, f"a multiple of {step}", value)
+        check.problem(path, check.say("multiple", step=str(step)), value)
 
 
 def _multiple(value: float, step: float) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Final, NamedTuple
 
 import regex
 
-from textreact import jsonish
+from textreact import jsonish, templates
 from textreact.errors import ConfigError
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
@@ -432,32 +432,63 @@ def _value_at(text: str, at: int, *, phrase: bool) -> Any:
     return _NOTHING
 
 
-def type_label(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
-    """A short name of what a schema accepts, for the prompt: `integer`, `array of string`,
-    `number or null` (a null branch is named, never shown as `any`)."""
+#: The JSON types whose names `type_label` gives in the prompt's language (`## argument_type_*`);
+#: any other `type` a schema writes is shown as it is written.
+_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "array", "object", "null")
+
+
+def type_label(
+    schema: dict[str, Any], root: dict[str, Any], depth: int = 0, *, lang: str = "en"
+) -> str:
+    """A short name of what a schema accepts, for the prompt and for argument errors, in
+    `lang`: `integer`, `array of string`, `number or null` (a null branch is named, never shown
+    as `any`); const and enum values are shown as JSON."""
     schema = resolve(schema, root)
     nullable = schema.get("nullable") is True
     branches = _branches(schema, root)
     if branches:
         if depth >= _DEEPEST:  # a union that holds itself, or unions nested past reading
-            return "any"
-        labels = [type_label(b, root, depth + 1) for b in branches if b is not schema]
-        return _alternatives([*labels, "null"] if nullable else labels) or "any"
+            return _type_word("any", lang)
+        labels = [type_label(b, root, depth + 1, lang=lang) for b in branches if b is not schema]
+        return _alternatives(labels, lang, nullable=nullable) or _type_word("any", lang)
     if "const" in schema:
         return json.dumps(schema["const"], ensure_ascii=False)
     if schema.get("enum"):
-        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+        values = ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+        return _type_word("one_of", lang, values=values)
     kinds = kinds_of(schema)
     if not kinds:
-        return "any"
+        return _type_word("any", lang)
     items = schema.get("items")
     labels = [
-        f"array of {type_label(items, root, depth + 1)}"
+        _type_word("array_of", lang, items=type_label(items, root, depth + 1, lang=lang))
         if kind == "array" and isinstance(items, dict) and depth < _DEEPEST
-        else kind
+        else _kind_word(kind, lang)
         for kind in kinds
     ]
-    return _alternatives([*labels, "null"] if nullable else labels)
+    return _alternatives(labels, lang, nullable=nullable)
+
+
+def _kind_word(kind: Any, lang: str) -> Any:
+    """A JSON type's name in `lang`; a `type` of no dialect as the schema writes it."""
+    return _type_word(kind, lang) if kind in _TYPE_NAMES else kind
+
+
+def _type_word(name: str, lang: str, **slots: str) -> str:
+    """`## argument_type_<name>` of prompts/[lang/]notes.md: a type's name, `any`, `array of`,
+    `one of`, `or`."""
+    return templates.note(f"argument_type_{name}", lang, **slots)
+
+
+def either(labels: list[str], lang: str = "en") -> str:
+    """`a or b or c` in `lang` (each label once, as given); "" for none."""
+    unique = list(dict.fromkeys(labels))
+    if not unique:
+        return ""
+    joined = unique[0]
+    for label in unique[1:]:
+        joined = _type_word("or", lang, first=joined, second=label)
+    return joined
 
 
 def _branches(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
@@ -469,9 +500,11 @@ def _branches(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, An
     return []
 
 
-def _alternatives(labels: list[str]) -> str:
-    """`a or b`, once each, null last (where a reader looks for "may be empty")."""
-    unique = list(dict.fromkeys(labels))
-    if "null" in unique and len(unique) > 1:
-        unique = [label for label in unique if label != "null"] + ["null"]
-    return " or ".join(unique)
+def _alternatives(labels: list[str], lang: str, *, nullable: bool = False) -> str:
+    """`a or b`, once each, null last (where a reader looks for "may be empty"); null added
+    for a `nullable` schema."""
+    null = _type_word("null", lang)
+    unique = list(dict.fromkeys([*labels, null] if nullable else labels))
+    if null in unique and len(unique) > 1:
+        unique = [label for label in unique if label != null] + [null]
+    return either(unique, lang)

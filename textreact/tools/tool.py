@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from textreact import templates
 from textreact.errors import ConfigError, ToolArgumentError, ToolExampleError
 from textreact.parsing.inputs import NO_ACTION, is_no_action, names_final_answer
 from textreact.tools.arguments import (
@@ -29,10 +30,6 @@ _API_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 #: aside, so `None`, `n_a` and `No-Tool` are refused along with `none`, `n/a` and `no tool`.
 _NAME_SEPARATORS: Final = re.compile(r"[\s_./-]+")
 _NO_ACTION_KEYS: Final = frozenset(_NAME_SEPARATORS.sub("", w).casefold() for w in NO_ACTION)
-_TOO_NESTED: Final = (
-    "the arguments nest alternatives too deeply to be checked (each level of a value that may be "
-    "one of several kinds multiplies the checks): send fewer nested levels"
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,31 +122,34 @@ class Tool:
             raise ConfigError(f"tool {self.name!r} has no function; pass fn= to from_schema")
         return self.fn(*args, **kwargs)
 
-    def parse_arguments(self, raw: str | dict[str, Any]) -> dict[str, Any]:
+    def parse_arguments(self, raw: str | dict[str, Any], lang: str = "en") -> dict[str, Any]:
         """Repair and validate an Action Input; raise ToolArgumentError with a message for the
-        model (each problem: the parameter, what was expected, what was received; then a correct
-        example). See `parse_arguments_with_repairs` for what is repaired."""
-        return self.parse_arguments_with_repairs(raw)[0]
+        model, in `lang` (each problem: the parameter, what was expected, what was received;
+        then a correct example). See `parse_arguments_with_repairs` for what is repaired."""
+        return self.parse_arguments_with_repairs(raw, lang)[0]
 
     def parse_arguments_with_repairs(
-        self, raw: str | dict[str, Any]
+        self, raw: str | dict[str, Any], lang: str = "en"
     ) -> tuple[dict[str, Any], tuple[str, ...]]:
         """(arguments, names of the repairs applied), in the order of the chain documented in
         `textreact.tools.arguments`. The arguments are JSON values, fit to store in a transcript.
         Arguments that would cost `convert` (pydantic) more than MAX_UNION_WORK checks, through
         unions of models nested in each other, are refused before it runs: pydantic tries every
-        member of a plain Union at every level (a `Field(discriminator=...)` union it does not)."""
-        arguments, repairs, problems = check_arguments(raw, self.parameters)
+        member of a plain Union at every level (a `Field(discriminator=...)` union it does not).
+        The message of the ToolArgumentError is in `lang`, the run's language."""
+        arguments, repairs, problems = check_arguments(raw, self.parameters, lang)
         if not problems and self.convert is not None:
             if self._branches and union_work(arguments, self.parameters) > MAX_UNION_WORK:
-                problems = [_TOO_NESTED]  # pydantic would try every member at every level
+                # pydantic would try every member at every level
+                problems = [templates.note("argument_too_nested", lang)]
             else:
                 try:
                     self.convert(arguments)
                 except ToolArgumentError as error:
-                    problems = [str(error)]
+                    details = error.details
+                    problems = [converted(details, lang) if details else str(error)]
         if problems:
-            raise ToolArgumentError(self.argument_error(problems))
+            raise ToolArgumentError(self.argument_error(problems, lang))
         return arguments, repairs
 
     @functools.cached_property
@@ -159,12 +159,12 @@ class Tool:
         which could only count each of their values once (`branches_anywhere`)."""
         return branches_anywhere(self.parameters)
 
-    def argument_error(self, problems: list[str]) -> str:
-        """The model-facing message for `problems`, ending with a correct example."""
+    def argument_error(self, problems: list[str], lang: str = "en") -> str:
+        """The model-facing message for `problems`, ending with a correct example, in `lang`."""
         lines = "\n".join(f"- {problem}" for problem in problems)
-        return (
-            f"Invalid Action Input for {self.name}:\n{lines}\n"
-            f"Correct example: {json.dumps(self.example, ensure_ascii=False)}"
+        example = json.dumps(self.example, ensure_ascii=False)
+        return templates.note(
+            "argument_error", lang, tool=self.name, problems=lines, example=example
         )
 
     @property
@@ -221,6 +221,18 @@ class Tool:
             "description": self.description,
             "input_schema": self.parameters,
         }
+
+
+def converted(details: tuple[tuple[str, str, str], ...], lang: str = "en") -> str:
+    """The problem line for what a `convert` found (`ToolArgumentError.details`: where, what
+    it said, the value received), in the words of `## argument_converted` in `lang`; what
+    pydantic itself says is quoted as it is."""
+    root = templates.note("argument_root", lang)
+    return "; ".join(
+        templates.note("argument_converted", lang, path=where or root, message=message,
+                       received=received)
+        for where, message, received in details
+    )  # fmt: skip
 
 
 def schema_example(schema: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Final
 from textreact.tools.checks import ANY, Check, member_path, name_key, property_for
 from textreact.tools.coercion import coerced, is_kind
 from textreact.tools.keywords import same
-from textreact.tools.schema import kinds_of, pinned, properties_of, resolve
+from textreact.tools.schema import either, kinds_of, pinned, properties_of, resolve
 
 #: Checks a validator that tries every branch of every union may need (`union_work`): about
 #: half a second of pydantic's time (2-4 million a second), past which `@tool` arguments are
@@ -141,11 +141,11 @@ def _no_branch(
         if tag is not None:
             given = next((n for n in value if n == tag or name_key(str(n)) == name_key(tag)), None)
             pins = [pinned(resolve(properties_of(b)[tag], check.root)) for b in near]
-            allowed = "one of " + ", ".join(
-                dict.fromkeys(json.dumps(pin[0], ensure_ascii=False) for pin in pins if pin)
-            )
+            values = dict.fromkeys(json.dumps(pin[0], ensure_ascii=False) for pin in pins if pin)
+            allowed = check.say("type_one_of", values=", ".join(values))
             if given is None:
-                check.problems.append(f'"{member_path(path, tag)}": missing (expected {allowed})')
+                where = member_path(path, tag)
+                check.problems.append(check.say("missing", path=where, expected=allowed))
                 return value
             near = [b for b in near if _pins_fit(value, b, path, check, depth, conform)]
             if not near:
@@ -159,8 +159,8 @@ def _no_branch(
             check.take((), tried[id(near[0])].problems)
             return value
         return conform(value, near[0], path, check, depth)
-    labels = (_branch_label(b, check) for b in near or branches)
-    check.problem(path, " or ".join(dict.fromkeys(labels)), value)
+    labels = [_branch_label(b, check) for b in near or branches]
+    check.problem(path, either(labels, check.shared.lang), value)
     return value
 
 
@@ -180,7 +180,9 @@ def _tag(branches: list[dict], root: dict[str, Any]) -> str | None:
 def _branch_label(branch: dict[str, Any], check: Check) -> str:
     label = check.label(branch)
     required = [json.dumps(n) for n in branch.get("required", ()) if isinstance(n, str)]
-    return f"object with {', '.join(required)}" if label == "object" and required else label
+    if required and label == check.say("type_object"):
+        return check.say("object_with", names=", ".join(required))
+    return label
 
 
 # --- the work of a validator that tries every branch ------------------------------------------
