@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from serve_support import QUESTION, WEATHER, proxy
 
 from textreact.errors import ToolArgumentError
+from textreact.serve.answers import AnswerFormat
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError
 from textreact.serve.request import parse_request
@@ -313,3 +314,21 @@ def test_no_odd_value_anywhere_in_a_request_is_anything_but_a_400(path) -> None:
             judge.read(Completion('Final Answer: {"city": "Lyon"}'))
         except ServeError as error:
             assert error.status == 400 and not any(w in error.message for w in PYTHON_WORDS)
+
+
+@pytest.mark.parametrize(
+    ("schema", "answer", "english"),
+    [
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, '{"n": "x"}', "expected"),
+        ({"type": "integer", "minimum": 3}, "1", "expected"),
+    ],
+)
+def test_a_response_format_problem_is_told_in_the_run_s_language(
+    schema: dict, answer: str, english: str
+) -> None:
+    """The model reads why its answer does not fit in the language it is spoken to in."""
+    fmt = AnswerFormat(schema)
+    _, told_en = fmt.read(answer, "en")
+    _, told_zh = fmt.read(answer, "zh")
+    assert told_en is not None and english in told_en
+    assert told_zh is not None and english not in told_zh and "应为" in told_zh

@@ -62,11 +62,11 @@ def _fit(value: Any, schema: dict[str, Any], lang: str) -> tuple[Any, list[str]]
     if schema.get("type") == "object" or ("properties" in schema and "type" not in schema):
         if not isinstance(value, dict):
             return value, [templates.render("serve/answer_not_object.md", lang, {})]
-        fitted, _, problems = check_arguments(value, schema)
+        fitted, _, problems = check_arguments(value, schema, lang)
         return fitted, problems
     defs = {key: schema[key] for key in ("$defs", "definitions") if key in schema}
     wrapper = {**defs, "type": "object", "properties": {"answer": schema}, "required": ["answer"]}
-    fitted, _, problems = check_arguments({"answer": value}, wrapper)
+    fitted, _, problems = check_arguments({"answer": value}, wrapper, lang)
     return fitted.get("answer"), problems
 
 
