@@ -775,7 +775,7 @@ def test_an_answer_that_repeats_the_model_s_own_input_is_sent_back_once(
     question = "What colour is a clear daytime sky?"
     moves = [*moves, moves[-1]]
     result, script = run(protocol, driver, moves, question=question, best_effort=False)
-    assert [t.note for t in result.steps] == [None, "copied", None]
+    assert [t.note for t in result.steps] == [None, "echo", None]
     note = result.steps[1].observation
     assert note.startswith(f'"{moves[-1].args[0]}" is what you sent to {echo}')
     assert question in note and question in sent(script, 2)
@@ -795,7 +795,7 @@ def test_an_echo_sent_back_and_given_again_is_asked_once_more_alone(
     moves = [call("lookup_fact", query="clear daytime sky"), echo, echo, Move("plain", "Blue")]
     question = "What colour is a clear daytime sky? Answer in one word."
     result, script = run(protocol, driver, moves, question=question)
-    assert [t.note for t in result.steps] == [None, "copied", "echoed", "closed_book"]
+    assert [t.note for t in result.steps] == [None, "echo", "echoed", "closed_book"]
     assert (result.answer, result.stop_reason) == ("Blue", "final_answer")
     assert not result.best_effort  # that is the step limit's request
     last = script.requests[-1]
@@ -818,11 +818,35 @@ def test_an_echo_sent_back_and_given_again_is_asked_once_more_alone(
 def test_after_an_echo_an_answer_that_restates_the_question_is_asked_once_more_alone(
     protocol: str, second: str, asked_again: bool
 ) -> None:
-    moves = [call("lookup_fact", query="opposite word of hot"), answer("opposite word of hot")]
+    moves = [call("lookup_fact", query="hot antonym"), answer("hot antonym")]
     moves += [answer(second), *([Move("plain", "cold")] if asked_again else [])]
     result, script = run(protocol, "sync", moves, question="What is the opposite of 'hot'?")
     assert (result.steps[-1].note == "closed_book") is asked_again
     assert result.answer == ("cold" if asked_again else second)
+    script.assert_exhausted()
+
+
+@both
+def test_after_an_echo_a_choice_the_results_back_is_an_answer(protocol: str) -> None:
+    """ "Mount Everest" is all the question's words, but a result found it: it stands."""
+    moves = [
+        call("lookup_fact", query="height of Mount Everest"),
+        answer("height of Mount Everest"),
+        answer("Mount Everest"),
+    ]
+    question = "Which is taller, Mount Everest or K2?"
+    result, script = run(protocol, "sync", moves, question=question)
+    assert [t.note for t in result.steps] == [None, "echo", None]
+    assert result.answer == "Mount Everest"
+    script.assert_exhausted()
+
+
+def test_a_restatement_long_after_the_echo_was_sent_back_stands() -> None:
+    """Only the answer right after the echo went back is judged lost."""
+    moves = [call("lookup_fact", query="hot antonym"), answer("hot antonym")]
+    moves += [call("calculator", expression="2+2"), answer("opposite of hot")]
+    result, script = run("text", "sync", moves, question="What is the opposite of 'hot'?")
+    assert result.answer == "opposite of hot" and result.steps[-1].note is None
     script.assert_exhausted()
 
 
@@ -839,6 +863,8 @@ def test_an_answer_that_restates_the_question_with_no_echo_before_it_stands() ->
         Move("cut"),  # cut off: no answer
         Move("plain", ""),  # empty
         call("lookup_fact", query="sky colour"),  # one more call, which nothing will run
+        Move("plain", "Let me look that up for you."),  # an intention
+        Move("plain", "Blue " * 120),  # far more than the few words asked for
     ],
 )
 def test_a_closed_book_reply_that_is_no_answer_leaves_the_echo(protocol: str, reply: Move) -> None:
@@ -850,12 +876,30 @@ def test_a_closed_book_reply_that_is_no_answer_leaves_the_echo(protocol: str, re
     script.assert_exhausted()
 
 
+@both
+@pytest.mark.parametrize(
+    ("reply", "taken"),
+    [
+        ("Final Answer: Blue\nObservation: the sky is green", "Blue"),  # the invented part cut
+        ("The sky is blue.", "The sky is blue."),
+        ("  Blue  ", "Blue"),
+    ],
+)
+def test_a_closed_book_reply_is_read_the_same_under_every_protocol(
+    protocol: str, reply: str, taken: str
+) -> None:
+    echo = answer("clear daytime sky")
+    moves = [call("lookup_fact", query="clear daytime sky"), echo, echo, Move("plain", reply)]
+    result, _ = run(protocol, "sync", moves, question="What colour is a clear daytime sky?")
+    assert result.answer == taken
+
+
 def test_a_model_error_in_the_closed_book_ask_is_a_model_error() -> None:
     echo = answer("clear daytime sky")
     moves = [call("lookup_fact", query="clear daytime sky"), echo, echo]
     result, _ = run("text", "sync", moves, model_class=FailingModel, question="Sky colour?")
     assert result.stop_reason == "model_error" and "gone" in (result.error or "")
-    assert result.answer == "clear daytime sky"  # nothing lost: the echo is still there
+    assert result.answer is None  # as for any model error; the echo was no answer
 
 
 def test_an_answer_that_is_also_a_result_is_no_echo() -> None:

@@ -94,12 +94,18 @@ def echoed(answer: str, calls: Sequence[tuple[str, Any]]) -> str | None:
     return None
 
 
-def restates(answer: str, question: str) -> bool:
-    """The answer is two words or more, every one of them the question's: "opposite of hot"
-    for "What is the opposite of 'hot'?". One word may be a right answer the question names
-    ("Paris" for "Is Paris the capital of France?"), so it never counts."""
-    words = _words(answer)
-    return len(words) >= 2 and set(words) <= set(_words(question))
+def restates(answer: str, question: str, found: str = "") -> bool:
+    """The answer is two words or more, every one of them the question's and not all of them
+    in what was `found`: "opposite of hot" for "What is the opposite of 'hot'?". One word may
+    be a right answer the question names ("Paris" for "Is Paris the capital of France?"), so
+    it never counts; nor does a choice the results back ("Mount Everest" for "Which is
+    taller, Mount Everest or K2?" once its height was found)."""
+    words = set(_words(answer))
+    return (
+        len(_words(answer)) >= 2
+        and words <= set(_words(question))
+        and not words <= set(_words(found))
+    )
 
 
 def _same_subject(example_question: str, asked: set[str]) -> bool:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Union
 from textreact import copied, needs, observation, templates
 from textreact.errors import ModelError
 from textreact.memory import MemoryConfig
+from textreact.parser import parse
+from textreact.protocols import Reading
 from textreact.steps import (
     Action,
     Completion,
@@ -63,6 +65,11 @@ class RunTool:
     present: Callable[[Any], str]
 
 
+#: Finish reasons that say a reply was cut off, so it is never an answer.
+_CUT = ("length", "content_filter")
+#: The longest closed-book reply taken as an answer: it was asked for in a few words.
+CLOSED_BOOK_CHARS = 500
+
 Effect = Union[Ask, RunTool, Turn]  # noqa: UP007 (a runtime alias works on 3.10)
 Reply = Union[tuple[Completion, float], ModelError]  # noqa: UP007
 
@@ -103,9 +110,6 @@ class _Run:
         #: What the model was already sent back for (a copy, an echo, an answer given too
         #: early, by what was still missing): the same a second time, the model means it.
         self.told: set[str] = set()
-        #: An answer that only repeated the model's own input was sent back: the next answer
-        #: that is no answer either is asked for once more, alone (`closed_book`).
-        self.echo_sent_back = False
         self.turns: list[Turn] = []
         self.requests = 0
         #: How many turns there were when the model was last asked.
@@ -182,15 +186,18 @@ class _Run:
         memory = dataclasses.replace(self.s.memory, keep_recent=self.s.memory.keep_recent + since)
         return self.request(memory=memory).messages
 
-    def ask(self, request: Request) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
-        """The reply read into steps, and the turn it starts; None when the model failed."""
+    def ask(
+        self, request: Request, read: Callable[[Completion, Any], Reading] | None = None
+    ) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
+        """The reply read into steps (by the protocol, unless told otherwise), and the turn it
+        starts; None when the model failed."""
         reply: Reply = yield Ask(request)
         self.requests += 1
         if isinstance(reply, ModelError):
             self.error = str(reply)
             return None
         completion, seconds = reply
-        reading = self.s.protocol.read(completion, self.tools)
+        reading = (read or self.s.protocol.read)(completion, self.tools)
         turn = Turn(
             index=len(self.turns) + 1,
             text=reading.text,
@@ -217,13 +224,13 @@ class _Run:
             return "model_error"
         reading, turn = asked
         step = turn.step
-        if isinstance(step, FinalAnswer) and turn.finish_reason not in ("length", "content_filter"):
+        if isinstance(step, FinalAnswer) and turn.finish_reason not in _CUT:
             back = self.sent_back(step.answer)  # what it says is more than "call a tool"
             if back is not None:
                 text, note = back
                 yield from self.record(dataclasses.replace(turn, observation=text, note=note))
                 return None
-            if self.s.best_effort and self.echoes(step.answer):
+            if self.s.best_effort and self.lost(step.answer):
                 self.answer = step.answer
                 yield from self.record(dataclasses.replace(turn, note="echoed"))
                 return (yield from self.closed_book())
@@ -396,21 +403,26 @@ class _Run:
         copy = self.first_time(self.examples.copied_answer(answer, self.seen()))
         if copy is not None:
             return observation.copied(copy, self.question, s.lang, answer=True), "copied"
-        calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
-        tool = copied.echoed(answer, calls)
+        tool = copied.echoed(answer, self.calls())
         if tool is not None and self.first_time(answer) is not None:
-            self.echo_sent_back = True
-            return observation.echoed(answer, tool, self.question, s.lang), "copied"
+            return observation.echoed(answer, tool, self.question, s.lang), "echo"
         text = self.too_early()
         return None if text is None else (text, "unfinished")
 
-    def echoes(self, answer: str) -> bool:
-        """Sent back once already for an answer that only repeated its own input, the model
-        answers with its input again, or with the question's own words: it has lost the thread."""
-        if not self.echo_sent_back:
+    def calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """(tool, arguments) of every call the run has made."""
+        return [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
+
+    def lost(self, answer: str) -> bool:
+        """Sent back just now for an answer that only repeated its own input, the model
+        answers with its input again, or with nothing but the question's words ("opposite of
+        hot"), none of them from a result ("Mount Everest" for "Which is taller, Mount
+        Everest or K2?" once the heights are found is an answer): it has lost the thread."""
+        if not self.turns or self.turns[-1].note != "echo":
             return False
-        calls = [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
-        return copied.echoed(answer, calls) is not None or copied.restates(answer, self.question)
+        if copied.echoed(answer, self.calls()) is not None:
+            return True
+        return copied.restates(answer, self.question, found=self.seen()[len(self.question) :])
 
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
@@ -420,15 +432,13 @@ class _Run:
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
-        asked = yield from self.ask(Request(plain))
+        asked = yield from self.ask(Request(plain), read=_plain)
         if asked is None:
+            self.answer = None  # as for any model error: the echo was no answer
             return "model_error"
         _, turn = asked
-        step = turn.step  # a plain reply is the answer, whole; one more call is none
-        answer = step.answer if isinstance(step, FinalAnswer) else turn.text.strip()
-        if answer and not isinstance(step, Action) and turn.finish_reason == "stop":
-            self.answer = answer
-            turn = dataclasses.replace(turn, step=FinalAnswer(answer))
+        if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in _CUT:
+            self.answer = turn.step.answer
         yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
         return "final_answer"
 
@@ -479,10 +489,7 @@ class _Run:
         if asked is None:
             return
         _, turn = asked
-        if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in (
-            "length",
-            "content_filter",
-        ):
+        if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in _CUT:
             self.answer, self.best_effort = turn.step.answer, True
         yield from self.record(dataclasses.replace(turn, note="best_effort", preface=note))
 
@@ -498,6 +505,20 @@ class _Run:
             seconds=time.perf_counter() - self.started,
             protocol=self.s.protocol.name,
         )
+
+
+def _plain(completion: Completion, tools: Any) -> Reading:
+    """A reply no protocol framed, read the same under every protocol: a Final Answer, or
+    the whole text when it is a short keyword-less answer ("Blue", which the text protocol
+    calls a fragment); anything else (a call, a stated intention, a reply longer than
+    CLOSED_BOOK_CHARS when a few words were asked for) is no answer."""
+    text = completion.text.strip()
+    step = parse(text)
+    if isinstance(step, FormatError) and step.problem == "fragment" and not completion.tool_calls:
+        step = FinalAnswer(text, implicit=True)
+    if isinstance(step, FinalAnswer) and len(step.answer) > CLOSED_BOOK_CHARS:
+        step = FormatError(f"a reply of {len(step.answer)} characters, not a few words", "")
+    return Reading((step,), text)
 
 
 def _with_line(turn: Turn, line: str) -> Turn:

@@ -167,10 +167,11 @@ class Turn:
     usage: Usage = field(default_factory=Usage)
     model_seconds: float = 0.0
     #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
-    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example, or an
-    #: answer that repeats the model's own input), "unfinished" (an answer given before a
-    #: call that needed other things found first has run), "echoed" (an answer that repeats the
-    #: model's own input again), "closed_book" (the question asked once more alone, no tools).
+    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example), "echo" (an
+    #: answer that repeats the model's own input, sent back), "unfinished" (an answer given
+    #: before a call that needed other things found first has run), "echoed" (the answer
+    #: after an echo was no answer either), "closed_book" (the question asked once more alone,
+    #: no tools).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
     #: the closed-book one).
