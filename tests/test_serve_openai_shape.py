@@ -138,6 +138,31 @@ def test_a_client_that_asks_for_the_usage_after_the_proxy_s_stop_gets_the_upstre
     assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (40, 30, 70)
 
 
+def test_the_usage_read_after_the_proxy_s_stop_is_bounded_by_the_upstream_timeout() -> None:
+    """An upstream that goes on generating past the stop must not hold the finish back."""
+    said = "Thought: t\nFinal Answer: It is 18 C. STOP" + " and more" * 2000
+    endless = streamed(said, pieces=400)
+    slow = Reply(200, endless.body, endless.headers, drip=0.001, drip_headers=False)
+    with four_stop_proxy([slow], timeout=0.5) as (upstream, url):
+        options = {"stop": ["A1", "B2", "C3", "STOP"], "stream_options": {"include_usage": True}}
+        chunks = _chunks(url, **options)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C."
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert upstream.unsent and upstream.unsent[0] > len(slow.body) // 2
+
+
+def test_an_upstream_that_breaks_off_after_the_proxy_s_stop_leaves_the_answer_whole() -> None:
+    said = "Thought: t\nFinal Answer: It is 18 C. STOP and more and more"
+    whole = streamed(said, pieces=8)
+    broken = Reply(200, whole.body, whole.headers, cut=len(whole.body) - 40)
+    with four_stop_proxy([broken]) as (_, url):
+        options = {"stop": ["A1", "B2", "C3", "STOP"], "stream_options": {"include_usage": True}}
+        chunks = _chunks(url, **options)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is 18 C."
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert chunks[-1].usage is not None  # the usage chunk still closes the stream
+
+
 def test_the_stops_put_the_protocols_first_and_its_language_first_of_all() -> None:
     assert stops_for(()).upstream == tuple(
         sorted(grammar.STOP_SEQUENCES, key=lambda s: not s.startswith("\nObservation"))

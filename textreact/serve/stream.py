@@ -10,6 +10,8 @@ keyword at all is known to be an answer only when it ends, so it is sent then.""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Final, Union
@@ -21,7 +23,7 @@ from textreact.serve.errors import ServeError
 from textreact.serve.reply import DONE, Chunks, sse
 from textreact.serve.stops import Stops
 from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
-from textreact.serve.upstream import Stream
+from textreact.serve.upstream import Delta, Stream
 from textreact.steps import Action, Completion, FinalAnswer, Usage
 
 #: A line shorter than this that does not start with a keyword may still become a keyword line.
@@ -169,7 +171,7 @@ async def events(
     At a stop of the proxy's the upstream stream is closed, not read to its end: closing the
     connection is what makes the upstream stop generating what no one will read. A client that
     asked for the usage is sent the true one, which servers send last, so then the rest is read
-    for it, and only for it."""
+    for it, and only for it, for at most the upstream timeout."""
     usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
@@ -190,8 +192,8 @@ async def events(
                     text, stopped = stops.cut(text, start)
                     if stopped:
                         if chunks.include_usage:  # the usage comes last: read on, for it only
-                            async for rest in deltas:
-                                usage += rest.usage
+                            usage += await _usage_after(deltas, source.timeout)
+                        await deltas.aclose()
                         await source.aclose()
                         break
             verdict, left = committer.finish(text, "stop" if stopped else reason)
@@ -215,6 +217,22 @@ async def events(
     finish = "tool_calls" if isinstance(verdict, Call) else verdict.finish_reason
     for piece in chunks.finish(finish, usage):
         yield piece
+
+
+async def _usage_after(deltas: AsyncIterator[Delta], limit: float) -> Usage:
+    """The usage the rest of a stream reports, read for at most `limit` seconds in all (an
+    upstream that goes on generating past the proxy's stop counts what it made, and one that
+    never ends must not hold the finish back); a failure or the limit leaves what came first.
+    The answer is complete by then, so nothing here may turn it into an error."""
+    counted = [Usage()]
+
+    async def read() -> None:
+        async for rest in deltas:
+            counted[0] += rest.usage
+
+    with contextlib.suppress(asyncio.TimeoutError, ServeError):
+        await asyncio.wait_for(read(), limit)
+    return counted[0]
 
 
 def _encoded(events: list[Event], chunks: Chunks) -> Iterator[bytes]:
