@@ -332,3 +332,27 @@ def test_a_response_format_problem_is_told_in_the_run_s_language(
     _, told_zh = fmt.read(answer, "zh")
     assert told_en is not None and english in told_en
     assert told_zh is not None and english not in told_zh and "应为" in told_zh
+
+
+@pytest.mark.parametrize(
+    ("schema", "fits", "misfits"),
+    [
+        # a recursive array: `#` is the client's schema, not the wrapper serve checks it in
+        (
+            {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"$ref": "#"}]}},
+            "[1, [2, 3]]",
+            '[1, ["x"]]',
+        ),
+        (
+            {"$defs": {"N": {"type": "integer"}}, "type": "array", "items": {"$ref": "#/$defs/N"}},
+            "[1, 2]",
+            '["x"]',
+        ),
+    ],
+)
+def test_a_scalar_response_format_s_refs_point_into_the_client_s_schema(
+    schema: dict, fits: str, misfits: str
+) -> None:
+    fmt = AnswerFormat(schema)
+    assert fmt.read(fits) == (json.dumps(json.loads(fits)), None)
+    assert fmt.read(misfits)[1] is not None

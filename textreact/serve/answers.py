@@ -64,9 +64,8 @@ def _fit(value: Any, schema: dict[str, Any], lang: str) -> tuple[Any, list[str]]
             return value, [templates.render("serve/answer_not_object.md", lang, {})]
         fitted, _, problems = check_arguments(value, schema, lang)
         return fitted, problems
-    defs = {key: schema[key] for key in ("$defs", "definitions") if key in schema}
-    wrapper = {**defs, "type": "object", "properties": {"answer": schema}, "required": ["answer"]}
-    fitted, _, problems = check_arguments({"answer": value}, wrapper, lang)
+    wrapper = {"type": "object", "properties": {"answer": schema}, "required": ["answer"]}
+    fitted, _, problems = check_arguments({"answer": value}, wrapper, lang, root=schema)
     return fitted.get("answer"), problems
 
 

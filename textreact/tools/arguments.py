@@ -258,11 +258,12 @@ def single_parameter(schema: dict[str, Any]) -> str | None:
 
 
 def check_arguments(
-    raw: str | dict, schema: dict[str, Any], lang: str = "en"
+    raw: str | dict, schema: dict[str, Any], lang: str = "en", *, root: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], tuple[str, ...], list[str]]:
     """(arguments, repairs, problems): the whole chain, problems as lines for the model, in
-    `lang`."""
-    check = Check(schema, Shared(lang))
+    `lang`. `root` is the document the schema's `$ref`s point into, when the schema is a
+    wrapper made around it (serve checks a scalar answer as the one member of an object)."""
+    check = Check(schema if root is None else root, Shared(lang))
     if isinstance(raw, dict):
         value: object = raw
         problem = _not_json(raw, lang)
