@@ -55,7 +55,7 @@ def _error(body: dict[str, Any]) -> ServeError:
         ({"x": {"type": "string", "maxLength": -1}}, "properties.x.maxLength", "integer >= 0"),
         ({"x": {"$ref": "#/$defs/Missing"}}, "properties.x.$ref", "names no schema"),
         ({"x": {"$ref": "https://example.com/s.json"}}, "properties.x.$ref", "under $defs"),
-        ({"x": {"$ref": "#/properties/x"}}, "properties.x.$ref", "round in a circle"),
+        ({"x": {"$ref": "#/properties/x"}}, "properties.x.$ref", "in a circle, or more than 32"),
         ({"x": {"$ref": "#/properties/y/default"}, "y": {"default": False}}, "x.$ref", "no schema"),
         ({"x": {"$ref": "#x"}}, "properties.x.$ref", "names no schema"),
         ({"x": False}, "parameters.properties.x", "leave the parameter out"),

@@ -786,3 +786,17 @@ def test_needs_that_fake_their_type_or_hide_behind_a_property_are_no_needs() -> 
     assert box.call("fake", "{}").needs == ("city",)
     result = box.call("sly", "{}")
     assert result.error_kind == "wrong_tool" and result.needs == ()
+
+
+def test_a_config_error_keeps_its_fields_through_pickle() -> None:
+    """A process pool sends a tool's error back pickled: nothing of it may be lost."""
+    import pickle
+
+    from textreact.errors import ConfigError, ToolExampleError
+
+    for error in (ConfigError("bad name", field="name"), ToolExampleError("bad", "- n: too big")):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error)
+        assert back.field == error.field and getattr(back, "problems", None) == getattr(
+            error, "problems", None
+        )

@@ -3,6 +3,8 @@ are for misuse of the library and for faults outside it. Constructors only store
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TextReactError(Exception):
     """Base of every exception textreact raises on purpose."""
@@ -16,6 +18,18 @@ class ConfigError(TextReactError, ValueError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its attributes: a process pool or pytest-xdist sends errors across, and
+        the default (the message alone, again through `__init__`) loses `field` and breaks
+        a subclass whose `__init__` takes more."""
+        return (_unpickled, (type(self), self.args), self.__dict__)
+
+
+def _unpickled(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class ToolExampleError(ConfigError):

@@ -130,8 +130,8 @@ class _Checker:
             )
         if "$ref" in target:
             raise SchemaProblem(
-                f"{where} is {_shown(value)}, which leads only to other $refs, round in a "
-                "circle: point one of them at a schema"
+                f"{where} is {_shown(value)}, which leads only to other $refs (in a circle, or "
+                "more than 32 in a row): point one of them at a schema"
             )
         return value
 
