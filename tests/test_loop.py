@@ -790,7 +790,7 @@ def test_an_echo_sent_back_and_given_again_is_asked_once_more_alone(
     protocol: str, driver: str
 ) -> None:
     """The model lost the thread twice: the question goes alone, without tools, history or
-    the protocol's frame, and the plain reply (no keyword needed) is the best-effort answer."""
+    the protocol's frame, and the plain reply (no keyword needed) is the answer."""
     echo = answer("clear daytime sky")
     moves = [call("lookup_fact", query="clear daytime sky"), echo, echo, Move("plain", "Blue")]
     question = "What colour is a clear daytime sky? Answer in one word."

@@ -246,7 +246,8 @@ class Result:
     answer: str | None
     stop_reason: StopReason
     steps: tuple[Turn, ...]
-    #: The conversation as it stands at the end, rendered the way the model saw it.
+    #: The conversation as it stands at the end, rendered the way the model saw it. (A
+    #: closed-book ask, sent alone, shows in it as its note and the reply after the history.)
     messages: list[dict[str, Any]]
     usage: Usage
     #: True when the answer came from the one tool-less request made at the step limit. (An
