@@ -196,7 +196,7 @@ def test_a_closed_book_answer_is_shown_with_what_the_engine_asked(capsys):
     replies = [Reply(body=chat_completion(text)) for text in (look, echo, echo, "Blue")]
     with FakeServer(replies) as server:
         code = main(
-            ["run", "What colour is a clear sky?", "--base-url", server.base_url, "--model", "m"]
+            ["run", "What is the colour of a clear sky?", "--base-url", server.base_url, "--model", "m"]
         )
         plain = server.posts[-1].body
     out, err = capsys.readouterr()

@@ -830,14 +830,27 @@ def test_after_an_echo_an_answer_that_restates_the_question_is_asked_once_more_a
 def test_after_an_echo_a_choice_the_results_back_is_an_answer(protocol: str) -> None:
     """ "Mount Everest" is all the question's words, but a result found it: it stands."""
     moves = [
-        call("lookup_fact", query="height of Mount Everest"),
-        answer("height of Mount Everest"),
+        call("lookup_fact", query="height of Everest"),
+        answer("height of Everest"),
         answer("Mount Everest"),
     ]
     question = "Which is taller, Mount Everest or K2?"
     result, script = run(protocol, "sync", moves, question=question)
     assert [t.note for t in result.steps] == [None, "echo", None]
     assert result.answer == "Mount Everest"
+    script.assert_exhausted()
+
+
+@both
+def test_an_echo_given_again_that_is_no_restatement_stands(protocol: str) -> None:
+    """Qwen sent the year it recalled to the calculator, which refused a lone number; `1969`
+    given again is its answer, not a lost model's (asked alone, it said "I do not know")."""
+    moves = [call("calculator", expression="1969"), answer("1969"), answer("1969")]
+    result, script = run(
+        protocol, "sync", moves, question="In which year did humans first land on the Moon?"
+    )
+    assert [t.note for t in result.steps] == [None, "echo", None]
+    assert (result.answer, result.stop_reason) == ("1969", "final_answer")
     script.assert_exhausted()
 
 
@@ -897,7 +910,8 @@ def test_a_closed_book_reply_is_read_the_same_under_every_protocol(
 def test_a_model_error_in_the_closed_book_ask_is_a_model_error() -> None:
     echo = answer("clear daytime sky")
     moves = [call("lookup_fact", query="clear daytime sky"), echo, echo]
-    result, _ = run("text", "sync", moves, model_class=FailingModel, question="Sky colour?")
+    question = "What colour is a clear daytime sky?"
+    result, _ = run("text", "sync", moves, model_class=FailingModel, question=question)
     assert result.stop_reason == "model_error" and "gone" in (result.error or "")
     assert result.answer is None  # as for any model error; the echo was no answer
 

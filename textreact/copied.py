@@ -94,18 +94,24 @@ def echoed(answer: str, calls: Sequence[tuple[str, Any]]) -> str | None:
     return None
 
 
-def restates(answer: str, question: str, found: str = "") -> bool:
-    """The answer is two words or more, every one of them the question's and not all of them
-    in what was `found`: "opposite of hot" for "What is the opposite of 'hot'?". One word may
-    be a right answer the question names ("Paris" for "Is Paris the capital of France?"), so
-    it never counts; nor does a choice the results back ("Mount Everest" for "Which is
-    taller, Mount Everest or K2?" once its height was found)."""
+def restates(
+    answer: str, question: str, found: str = "", calls: Sequence[tuple[str, Any]] = ()
+) -> bool:
+    """The answer is two words or more, every one of them the question's, and what the tools
+    `found` does not say them except by quoting what the model sent (`calls`): "opposite of
+    hot" for "What is the opposite of 'hot'?", or "clear daytime sky" again after the lookup
+    of it found nothing. One word may be a right answer the question names ("Paris" for "Is
+    Paris the capital of France?"), so it never counts; nor does a choice a result backs
+    ("Mount Everest" for "Which is taller, Mount Everest or K2?" once a lookup of "height of
+    Everest" said "height of Mount Everest")."""
     words = set(_words(answer))
-    return (
-        len(_words(answer)) >= 2
-        and words <= set(_words(question))
-        and not words <= set(_words(found))
-    )
+    if len(_words(answer)) < 2 or not words <= set(_words(question)):
+        return False
+    told = found.casefold()
+    for _, arguments in calls:
+        for value in _strings(arguments):
+            told = told.replace(value.casefold(), " ")
+    return not words <= set(_words(told))
 
 
 def _same_subject(example_question: str, asked: set[str]) -> bool:

@@ -415,14 +415,14 @@ class _Run:
 
     def lost(self, answer: str) -> bool:
         """Sent back just now for an answer that only repeated its own input, the model
-        answers with its input again, or with nothing but the question's words ("opposite of
-        hot"), none of them from a result ("Mount Everest" for "Which is taller, Mount
-        Everest or K2?" once the heights are found is an answer): it has lost the thread."""
+        answers with nothing but the question's words, which no result backs ("opposite of
+        hot"; its query "clear daytime sky" again): it has lost the thread. Its own input
+        again is not enough: Qwen sent `1969` to the calculator, which refused a lone number,
+        and `1969` was its right answer."""
         if not self.turns or self.turns[-1].note != "echo":
             return False
-        if copied.echoed(answer, self.calls()) is not None:
-            return True
-        return copied.restates(answer, self.question, found=self.seen()[len(self.question) :])
+        found = self.seen()[len(self.question) :]
+        return copied.restates(answer, self.question, found, self.calls())
 
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
