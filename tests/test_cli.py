@@ -195,9 +195,8 @@ def test_a_closed_book_answer_is_shown_with_what_the_engine_asked(capsys):
     echo = "Thought: I now know the answer.\nFinal Answer: colour of clear sky"
     replies = [Reply(body=chat_completion(text)) for text in (look, echo, echo, "Blue")]
     with FakeServer(replies) as server:
-        code = main(
-            ["run", "What is the colour of a clear sky?", "--base-url", server.base_url, "--model", "m"]
-        )
+        question = "What is the colour of a clear sky?"
+        code = main(["run", question, "--base-url", server.base_url, "--model", "m"])
         plain = server.posts[-1].body
     out, err = capsys.readouterr()
     assert code == EXIT_OK and out.strip() == "Blue"

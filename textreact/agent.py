@@ -32,7 +32,7 @@ class Agent:
     or the model's native tool calling (`protocol="native"`), through one loop. `best_effort`
     lets the engine make its tool-less requests when a run cannot end well on its own: one at
     the step limit, and one that asks the question alone once the model has lost the thread
-    (it answered with its own query again, or with the question's words)."""
+    (sent back for echoing its own input, it answered with the question's words alone)."""
 
     def __init__(
         self,

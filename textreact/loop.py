@@ -8,7 +8,9 @@ a cut-off reply is re-asked once, a final answer ends the run, a format error is
 counted, each action is prepared once, answered from memory when it repeats an earlier call
 (whether that call worked or failed: a failed one, and the next request leaves its tool out;
 twice in a row, and the next request offers no tool),
-offered to `before_call`, run, and observed."""
+offered to `before_call`, run, and observed. An answer copied or echoed is sent back once; one
+that then only restates the question is the model lost, and the question is asked once more
+alone, without tools (`closed_book`)."""
 
 from __future__ import annotations
 
