@@ -154,7 +154,7 @@ def test_the_usage_read_after_the_proxy_s_stop_is_bounded_by_the_upstream_timeou
 def test_an_upstream_that_breaks_off_after_the_proxy_s_stop_leaves_the_answer_whole() -> None:
     said = "Thought: t\nFinal Answer: It is 18 C. STOP and more and more"
     whole = streamed(said, pieces=8)
-    broken = Reply(200, whole.body, whole.headers, cut=len(whole.body) - 40)
+    broken = Reply(200, whole.body, whole.headers, end_body=len(whole.body) - 40)
     with four_stop_proxy([broken]) as (_, url):
         options = {"stop": ["A1", "B2", "C3", "STOP"], "stream_options": {"include_usage": True}}
         chunks = _chunks(url, **options)
