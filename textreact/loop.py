@@ -392,10 +392,13 @@ class _Run:
         )
 
     def seen(self) -> str:
-        """The question and every tool result so far: a value found here is the run's own (the
-        engine's own notes are not: a format error's hint shows a tool's example input)."""
-        results = (t.observation or "" for t in self.turns if t.result and t.note != "copied")
-        return "\n".join([self.question, *results])
+        """The question and every tool result so far: a value found here is the run's own."""
+        return f"{self.question}\n{self.found()}"
+
+    def found(self) -> str:
+        """Every tool result so far (the engine's own notes are not: a format error's hint
+        shows a tool's example input, and a copied call never ran)."""
+        return "\n".join(t.observation or "" for t in self.turns if t.result and t.note != "copied")
 
     def sent_back(self, answer: str) -> tuple[str, str] | None:
         """The note that sends an answer back, and the turn's note: it copies an example's
@@ -423,14 +426,13 @@ class _Run:
         and `1969` was its right answer."""
         if not self.turns or self.turns[-1].note != "echo":
             return False
-        found = self.seen()[len(self.question) :]
-        return copied.restates(answer, self.question, found, self.calls())
+        return copied.restates(answer, self.question, self.found(), self.calls())
 
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
         tools or the protocol's frame: in plain chat Qwen 0.5B answers "Blue" and "cold",
         which after a lookup miss it only echoed. The plain reply is the answer (its turn is
-        noted "closed_book"); a reply cut off, empty or one more call leaves the echo."""
+        noted "closed_book"); one that `_plain` reads as no answer, or cut off, leaves the echo."""
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
