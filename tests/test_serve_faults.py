@@ -86,15 +86,20 @@ def test_a_stream_that_stalls_past_the_timeout_is_a_timeout_event() -> None:
     assert error["type"] == "timeout" and "nothing came for 0.3 s" in error["message"]
 
 
+def _post_whole(url: str) -> httpx.Response:
+    """A whole (not streamed) request with a tool, sent raw so the status and body are seen."""
+    return httpx.post(
+        url + "/chat/completions",
+        json={"model": "m", "messages": QUESTION, "tools": [WEATHER]},
+        timeout=30,
+    )
+
+
 def test_a_whole_reply_that_stalls_past_the_timeout_is_a_504() -> None:
     payload = json.dumps(chat_completion(ANSWER))
     stalled = Reply(200, payload, drip=5.0, drip_headers=False)
     with proxy([stalled], timeout=0.3) as (_, url):
-        reply = httpx.post(
-            url + "/chat/completions",
-            json={"model": "m", "messages": QUESTION, "tools": [WEATHER]},
-            timeout=30,
-        )
+        reply = _post_whole(url)
     assert reply.status_code == 504
     assert reply.json()["error"]["type"] == "timeout"
 
@@ -102,11 +107,7 @@ def test_a_whole_reply_that_stalls_past_the_timeout_is_a_504() -> None:
 def test_a_whole_reply_that_breaks_off_is_a_502() -> None:
     payload = json.dumps(chat_completion(ANSWER))
     with proxy([Reply(200, payload, end_body=len(payload) // 2)]) as (_, url):
-        reply = httpx.post(
-            url + "/chat/completions",
-            json={"model": "m", "messages": QUESTION, "tools": [WEATHER]},
-            timeout=30,
-        )
+        reply = _post_whole(url)
     assert reply.status_code == 502
     assert reply.json()["error"]["type"] == "upstream_error"
 
