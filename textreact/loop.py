@@ -357,7 +357,7 @@ class _Run:
         failed = self.unfinished
         assert failed is not None and failed.result is not None
         later = [*self.turns[failed.index :], *([last] if last else [])]
-        return needs.progress(failed.result, [t.result for t in later if t.result])
+        return needs.progress(failed.result, [t.result for t in later if t.result], self.question)
 
     def waiting(self, turn: Turn) -> Turn:
         """`turn`, whose result answers a need of the unfinished call, with a line saying what

@@ -8,7 +8,10 @@ result what is still missing, and once nothing is, shows the refused call with e
 replaced by the number found for it, in the model's own order: `8849 - 3776`. A number is put
 in only where each need's result begins with one, all in the same unit or none: "384400 km"
 and "299792458 m/s" need a conversion the engine cannot know, so then the model is only told
-to call the tool again."""
+to call the tool again. Where the question's words fix the order and the operator of a call
+that is two names and one operator (`textreact.cues`), the call is written as the question
+asks: "How many more people live in Tokyo than in London?" makes "London - Tokyo" the
+numbers of Tokyo - London."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Any
 
 import regex
 
+from textreact import cues
 from textreact.steps import ToolResult
 
 # A result's leading number ("8849 m (height of ...)", "- 2602000 (population ...)": a line of
@@ -26,23 +30,27 @@ _LEADING = regex.compile(
     r"(?:-[ ]+)?(?P<number>[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.,]\d|\w)"
     r"(?:[ ]+(?P<unit>[^\s(),;:]+))?"
 )
+# Two names and one operator between them, each name perhaps in parentheses.
+_PAIR = regex.compile(r"\s*\(?\s*(?P<a>[^()]+?)\s*\)?\s*[-+*/]\s*\(?\s*(?P<b>[^()]+?)\s*\)?\s*")
 
 
 @dataclass(frozen=True)
 class Progress:
     """How far the results since a refused call got: the needs not found yet, each result
     with the need it answers (None: none), and, once nothing is missing, the refused call's
-    arguments with the numbers in place of the names (None where they cannot be put in)."""
+    arguments with the numbers in place of the names (None where they cannot be put in), and
+    what the question asks where that changed the call's order or operator."""
 
     missing: tuple[str, ...]
     found: tuple[tuple[str | None, str], ...]
     filled: dict[str, Any] | None = None
+    asked: cues.Comparison | None = None
 
 
-def progress(refused: ToolResult, later: Sequence[ToolResult]) -> Progress:
-    """What the results `later` than the `refused` call found of its needs. A need counts as
-    found when a result or the call that got it names it ("Mount Fuji", or `北京` in the query
-    `北京人口` of a result written in English)."""
+def progress(refused: ToolResult, later: Sequence[ToolResult], question: str = "") -> Progress:
+    """What the results `later` than the `refused` call found of its needs, for `question`. A
+    need counts as found when a result or the call that got it names it ("Mount Fuji", or
+    `北京` in the query `北京人口` of a result written in English)."""
     worked = [r for r in later if not r.is_error]
     where = [f"{r.text or ''} {r.arguments}".casefold() for r in worked]
     missing = tuple(n for n in refused.needs if not any(n.casefold() in text for text in where))
@@ -50,13 +58,23 @@ def progress(refused: ToolResult, later: Sequence[ToolResult]) -> Progress:
         (next((n for n in refused.needs if n.casefold() in text), None), r.text or "")
         for r, text in zip(worked, where, strict=True)
     )
-    filled = None if missing else _filled(refused, worked)
-    return Progress(missing, found, filled)
+    if missing:
+        return Progress(missing, found)
+    numbers = _numbers(refused, worked)
+    if numbers is None:
+        return Progress(missing, found)
+    filled = _replaced(refused.arguments, numbers)
+    asked = cues.comparison(question, refused.needs)
+    written = _replaced(refused.arguments, numbers, asked) if asked else filled
+    return Progress(
+        missing, found, written if written != refused.arguments else None,
+        asked if written != filled else None,
+    )  # fmt: skip
 
 
-def _filled(refused: ToolResult, worked: Sequence[ToolResult]) -> dict[str, Any] | None:
-    """The refused call's arguments with each need replaced by its number, or None. The
-    longest need picks its line first: "New York" does not take the line about New York City."""
+def _numbers(refused: ToolResult, worked: Sequence[ToolResult]) -> dict[str, str] | None:
+    """The number for each need, or None. The longest need picks its line first: "New York"
+    does not take the line about New York City."""
     if not isinstance(refused.arguments, dict):
         return None
     lines = [_lines(r) for r in worked]
@@ -69,10 +87,7 @@ def _filled(refused: ToolResult, worked: Sequence[ToolResult]) -> dict[str, Any]
             return None
         numbers[need] = match["number"].replace(",", "")
         units.add(match["unit"] or "")
-    if len(units - {""}) > 1:
-        return None
-    filled = _replaced(refused.arguments, numbers)
-    return filled if filled != refused.arguments else None
+    return None if len(units - {""}) > 1 else numbers
 
 
 def _lines(result: ToolResult) -> list[str]:
@@ -98,15 +113,21 @@ def _number_for(
     return None
 
 
-def _replaced(value: Any, numbers: dict[str, str]) -> Any:
+def _replaced(value: Any, numbers: dict[str, str], asked: cues.Comparison | None = None) -> Any:
     """`value` with each need in its strings replaced by its number, in the order of `numbers`:
-    the longest need first (so "New York" is not replaced inside "New York City")."""
+    the longest need first (so "New York" is not replaced inside "New York City"); a string
+    that is only the two names and an operator is written as the question `asked`."""
     if isinstance(value, str):
+        pair = _PAIR.fullmatch(value) if asked else None
+        if pair is not None and {pair["a"].casefold(), pair["b"].casefold()} == {
+            need.casefold() for need in numbers
+        }:
+            return f"{numbers[asked.first]} {asked.operator} {numbers[asked.second]}"
         for need, number in numbers.items():
             value = regex.sub(regex.escape(need), lambda _, n=number: n, value, flags=regex.I)
         return value
     if isinstance(value, dict):
-        return {key: _replaced(item, numbers) for key, item in value.items()}
+        return {key: _replaced(item, numbers, asked) for key, item in value.items()}
     if isinstance(value, list):
-        return [_replaced(item, numbers) for item in value]
+        return [_replaced(item, numbers, asked) for item in value]
     return value

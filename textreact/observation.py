@@ -430,7 +430,8 @@ def waiting(failed: ToolResult, step: int, progress: Progress, lang: str = "en")
 
 def _todo(kind: str, tool: str, step: int, progress: Progress, lang: str) -> str:
     """What is left to do for a refused call: find what is `missing`, or call it again, with
-    the numbers in place (`{kind}_filled`) where the engine could put them there."""
+    the numbers in place (`{kind}_filled`) where the engine could put them there, and written
+    as the question asks where that is not as the model wrote it (`{kind}_asked`)."""
     if progress.missing:
         return templates.note(
             f"{kind}_missing", lang, tool=tool, step=str(step), missing=_quoted(progress.missing)
@@ -438,7 +439,11 @@ def _todo(kind: str, tool: str, step: int, progress: Progress, lang: str) -> str
     if progress.filled is None:
         return templates.note(f"{kind}_found", lang, tool=tool, step=str(step))
     call = _defuse(json.dumps(progress.filled, ensure_ascii=False))
-    return templates.note(f"{kind}_filled", lang, tool=tool, step=str(step), call=call)
+    if progress.asked is None:
+        return templates.note(f"{kind}_filled", lang, tool=tool, step=str(step), call=call)
+    a = progress.asked
+    asked = _defuse(" ".join(f"{a.first} {a.operator} {a.second}".split()))
+    return templates.note(f"{kind}_asked", lang, tool=tool, step=str(step), call=call, asked=asked)
 
 
 def _quoted(names: Sequence[str]) -> str:
