@@ -980,6 +980,50 @@ NAMES_THEN_BOTH_LOOKED_UP = [
 EVEREST_FUJI = "How much higher is Everest than Fuji?"
 
 
+@both
+def test_the_call_to_make_is_written_as_the_question_asks_not_in_the_model_s_order(
+    protocol: str,
+) -> None:
+    """ "How many more A than B" is A - B: Qwen wrote "London - Tokyo" and answered the
+    negative difference the engine then showed it. The call shown, and required, is the
+    question's; run as shown, it is the plan done."""
+    moves = [
+        call("calculator", expression="London - Tokyo"),
+        call("lookup_fact", query="population of London"),
+        answer("8799800"),
+        call("lookup_fact", query="population of Tokyo"),
+        call("calculator", expression="14047594 - 8799800"),
+        answer("5247794"),
+    ]
+    question = "How many more people live in Tokyo than in London?"
+    result, _ = run(protocol, "sync", moves, question=question)
+    early = result.steps[2].observation
+    assert result.steps[2].note == "unfinished" and 'Still to find: "Tokyo".' in early
+    ready = result.steps[3].observation
+    assert ready.endswith(
+        "(That is all calculator from step 1 needed. The question asks for Tokyo - London:"
+        ' call it again, with the numbers in place of the names: {"expression": "14047594 -'
+        ' 8799800"})'
+    )
+    assert "That is the call from step 1" in result.steps[4].observation
+    assert result.answer == "5247794"
+
+
+def test_the_lookup_that_finds_both_shows_the_call_as_the_question_asks() -> None:
+    moves = [
+        call("calculator", expression="Mount Fuji - Mount Everest"),
+        call("lookup_fact", query="heights of Mount Everest and Mount Fuji"),
+        call("calculator", expression="8849 - 3776"),
+        answer("5073"),
+    ]
+    result, _ = run("text", "sync", moves, question=EVEREST_FUJI)
+    assert result.steps[1].observation.endswith(
+        "The question asks for Mount Everest - Mount Fuji: call it again, with the numbers in"
+        ' place of the names: {"expression": "8849 - 3776"})'
+    )
+    assert result.answer == "5073"
+
+
 def test_an_answer_once_all_is_found_and_told_is_the_model_s_choice() -> None:
     """Told when the last thing was found, and required to call the tool once; then the
     answer is the model's, whatever it is."""

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from textreact.needs import progress
+from textreact.observation import unfinished
 from textreact.steps import ToolResult
 
 
@@ -105,3 +106,49 @@ def test_strings_inside_lists_and_objects_are_filled_too() -> None:
     )
     later = [found("14047594 (Tokyo)"), found("8982000 (London)")]
     assert progress(call, later).filled == {"terms": ["14047594", {"other": "8982000"}], "op": 2}
+
+
+@pytest.mark.parametrize(
+    ("expression", "question", "filled", "asked"),
+    [
+        # the model's order turned round: "how many more A than B" is A - B
+        ("London - Tokyo", "How many more people live in Tokyo than in London?",
+         "14047594 - 8982000", True),
+        # a difference for "how many times", names in parentheses
+        ("(Tokyo) - (London)", "How many times larger is Tokyo than London?",
+         "14047594 / 8982000", True),
+        # already as asked: the plain note, with nothing said about the question
+        ("Tokyo - London", "How many more people live in Tokyo than in London?",
+         "14047594 - 8982000", False),
+        # more than two names and one operator: the model's own call, numbers in place
+        ("(London - Tokyo) / London", "How many times larger is Tokyo than London?",
+         "(8982000 - 14047594) / 8982000", False),
+        # words that fix nothing
+        ("London - Tokyo", "Compare Tokyo and London.", "8982000 - 14047594", False),
+    ],
+)  # fmt: skip
+def test_a_call_of_two_names_and_one_operator_is_written_as_the_question_asks(
+    expression: str, question: str, filled: str, asked: bool
+) -> None:
+    call = refused(expression, "London", "Tokyo")
+    later = [found("8982000 (population of London)"), found("14047594 (population of Tokyo)")]
+    state = progress(call, later, question)
+    assert state.filled == {"expression": filled}
+    assert (state.asked is not None) is asked
+
+
+@pytest.mark.parametrize(
+    ("lang", "told"),
+    [
+        ("en", 'Now call calculator again as the question asks, Tokyo - London, with the numbers'
+               ' in place of the names: {"expression": "14047594 - 8982000"}'),
+        ("zh", '现在请按问题所问（Tokyo - London）重新调用 calculator，用数字代替名称：'
+               '{"expression": "14047594 - 8982000"}'),
+    ],
+)  # fmt: skip
+def test_an_answer_sent_back_says_what_the_question_asks(lang: str, told: str) -> None:
+    call = refused("London - Tokyo", "London", "Tokyo")
+    later = [found("8982000 (population of London)"), found("14047594 (population of Tokyo)")]
+    question = "How many more people live in Tokyo than in London?"
+    note = unfinished(call, 1, progress(call, later, question), question, lang)
+    assert note.endswith(told)

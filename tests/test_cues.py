@@ -1,0 +1,63 @@
+"""What a question's wording fixes about the arithmetic on two things it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from textreact.cues import Comparison, comparison
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "asked"),
+    [
+        ("How many times taller is the Burj Khalifa than the Eiffel Tower?",
+         ["Eiffel Tower", "Burj Khalifa"], ("Burj Khalifa", "/", "Eiffel Tower")),
+        # a name the question mentions by its last words
+        ("How many times larger is the population of New York City than that of Taipei?",
+         ["population of Taipei", "population of New York City"],
+         ("population of New York City", "/", "population of Taipei")),
+        ("How many times is A as tall as B?", ["A1", "B1"], None),  # names it does not mention
+        ("What is the ratio of Tokyo's population to London's?", ["London", "Tokyo"],
+         ("Tokyo", "/", "London")),
+        ("How many more people live in Tokyo than in London?", ["London", "Tokyo"],
+         ("Tokyo", "-", "London")),
+        ("How much higher is Mount Everest than Mount Fuji, in metres?",
+         ["Mount Fuji", "Mount Everest"], ("Mount Everest", "-", "Mount Fuji")),
+        # a falling comparative asks for the second less the first
+        ("How much shorter is Mount Fuji than Mount Everest?", ["Mount Fuji", "Mount Everest"],
+         ("Mount Everest", "-", "Mount Fuji")),
+        ("How many fewer people live in London than in Tokyo?", ["London", "Tokyo"],
+         ("Tokyo", "-", "London")),
+        ("北京的人口是上海的几倍？", ["上海人口", "北京人口"], ("北京人口", "/", "上海人口")),
+        ("珠穆朗玛峰比富士山高多少米？", ["富士山", "珠穆朗玛峰"], ("珠穆朗玛峰", "-", "富士山")),
+        ("上海的人口比北京少多少？", ["上海人口", "北京人口"], ("北京人口", "-", "上海人口")),
+    ],
+)  # fmt: skip
+def test_the_words_that_fix_the_order_and_the_operator(
+    question: str, names: list[str], asked: tuple[str, str, str] | None
+) -> None:
+    assert comparison(question, names) == (None if asked is None else Comparison(*asked))
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        # a sum: the order does not matter, and "combined" asks no order
+        ("What is the combined population of Taipei and New York City?", ["Taipei", "New York"]),
+        # "how many times" with no "than" or "as" between the names: which divides which?
+        ("How many times does the Moon fit into the Earth?", ["Moon", "Earth"]),
+        # the asking words after the first name
+        ("Tokyo has how many more people than London?", ["Tokyo", "London"]),
+        # a difference with no direction
+        ("What is the difference between the heights of K2 and Everest?", ["K2", "Everest"]),
+        # three names, or one
+        ("How many more people live in Tokyo than in London and Paris?",
+         ["Tokyo", "London", "Paris"]),
+        ("How many more people live in Tokyo than in London?", ["Tokyo"]),
+        # both names found only as the same words ("population of"): no place for either
+        ("How many times larger is the population of Oslo than that of Bergen?",
+         ["population of Tromsø", "population of Narvik"]),
+    ],
+)  # fmt: skip
+def test_no_comparison_where_the_words_do_not_fix_one(question: str, names: list[str]) -> None:
+    assert comparison(question, names) is None
