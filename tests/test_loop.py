@@ -676,7 +676,7 @@ def test_an_answer_copied_from_the_worked_example_is_sent_back_once(
         {"role": "user", "content": "What is 12 times 34?"},
         {"role": "assistant", "content": "Thought: easy.\nFinal Answer: 408"},
     ]
-    moves = [answer("408"), answer("408")]
+    moves = [answer("408"), answer("408"), Move("plain", "8")]
     question = "How many legs does a spider have?"
     script = ScriptedModel([m.render(protocol) for m in moves])
     model: Any = script if driver == "sync" else AsyncScripted(script)
@@ -686,9 +686,33 @@ def test_an_answer_copied_from_the_worked_example_is_sent_back_once(
         assert (result.answer, result.steps[0].note) == ("408", None)
         return
     result = agent.run(question) if driver == "sync" else asyncio.run(agent.arun(question))
-    assert [t.note for t in result.steps] == ["copied", None]
     assert "example's answer" in result.steps[0].observation and question in sent(script, 1)
-    assert (result.answer, result.stop_reason) == ("408", "final_answer")
+    # the example's answer again: the model has lost the thread, and is asked alone
+    assert [t.note for t in result.steps] == ["copied", "copied", "closed_book"]
+    assert script.requests[-1][-1] == {"role": "user", "content": question}
+    assert (result.answer, result.stop_reason) == ("8", "final_answer")
+    script.assert_exhausted()
+
+
+@pytest.mark.parametrize(
+    ("second", "best_effort", "notes", "taken"),
+    [
+        ("408", False, ["copied", None], "408"),  # without best effort, the copy stands
+        ("Eight.", True, ["copied", None], "Eight."),  # an answer of its own
+    ],
+)
+def test_after_a_copied_answer_only_the_copy_again_is_asked_alone(
+    second: str, best_effort: bool, notes: list[str | None], taken: str
+) -> None:
+    example = [
+        {"role": "user", "content": "What is 12 times 34?"},
+        {"role": "assistant", "content": "Thought: easy.\nFinal Answer: 408"},
+    ]
+    script = ScriptedModel([m.render("text") for m in [answer("408"), answer(second)]])
+    agent = Agent(script, examples=example, best_effort=best_effort)
+    result = agent.run("How many legs does a spider have?")
+    assert [t.note for t in result.steps] == notes and result.answer == taken
+    script.assert_exhausted()
 
 
 @pytest.mark.parametrize(

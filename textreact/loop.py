@@ -9,8 +9,8 @@ counted, each action is prepared once, answered from memory when it repeats an e
 (whether that call worked or failed: a failed one, and the next request leaves its tool out;
 twice in a row, and the next request offers no tool),
 offered to `before_call`, run, and observed. An answer copied or echoed is sent back once; one
-that then only restates the question is the model lost, and the question is asked once more
-alone, without tools (`closed_book`)."""
+that then copies an example's answer again, or only restates the question, is the model lost,
+and the question is asked once more alone, without tools (`closed_book`)."""
 
 from __future__ import annotations
 
@@ -232,9 +232,10 @@ class _Run:
                 text, note = back
                 yield from self.record(dataclasses.replace(turn, observation=text, note=note))
                 return None
-            if self.s.best_effort and self.lost(step.answer):
+            lost = self.lost(step.answer) if self.s.best_effort else None
+            if lost is not None:
                 self.answer = step.answer
-                yield from self.record(dataclasses.replace(turn, note="echoed"))
+                yield from self.record(dataclasses.replace(turn, note=lost))
                 return (yield from self.closed_book())
         refused = observation.against_choice(step, choice, self.tools, self.s.lang)
         if refused is not None:
@@ -418,15 +419,23 @@ class _Run:
         """(tool, arguments) of every call the run has made."""
         return [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
 
-    def lost(self, answer: str) -> bool:
-        """Sent back just now for an answer that only repeated its own input, the model
-        answers with nothing but the question's words, which no result backs ("opposite of
-        hot"; its query "clear daytime sky" again): it has lost the thread. Its own input
-        again is not enough: Qwen sent `1969` to the calculator, which refused a lone number,
-        and `1969` was its right answer."""
-        if not self.turns or self.turns[-1].note != "echo":
-            return False
-        return copied.restates(answer, self.question, self.found(), self.calls())
+    def lost(self, answer: str) -> str | None:
+        """The note for an answer that shows the model has lost the thread, None for any other.
+        Sent back just now for the example's answer, it
+        gives an example's answer again (Qwen answered "How do you say 'hello' in French?"
+        with the example's `Paris`, twice); or, sent back for an answer that only repeated
+        its own input, it answers with nothing but the question's words, which no result
+        backs ("opposite of hot"; its query "clear daytime sky" again). Its own input again is
+        not enough: Qwen sent `1969` to the calculator, which refused a lone number, and
+        `1969` was its right answer."""
+        last = self.turns[-1] if self.turns else None
+        if last is not None and last.note == "copied" and last.result is None:
+            again = self.examples.copied_answer(answer, self.seen()) is not None
+            return "copied" if again else None
+        if last is None or last.note != "echo":
+            return None
+        restated = copied.restates(answer, self.question, self.found(), self.calls())
+        return "echoed" if restated else None
 
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
