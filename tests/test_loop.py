@@ -654,10 +654,11 @@ def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
 ) -> None:
     """The tool's example input ("capital of France"), not this question's: not run, the
     model reads its question again, and the next request leaves the tool out (Qwen sent the
-    same call again at once); the same call a second time is the model's choice."""
+    same call again at once). Without best effort the same call a second time is the model's
+    choice."""
     moves = [call("lookup_fact", query="capital of France")] * 2 + [answer("Paris")]
     question = "How tall is Mount Everest?"
-    result, script = run(protocol, driver, moves, question=question)
+    result, script = run(protocol, driver, moves, question=question, best_effort=False)
     first, second = result.steps[:2]
     assert first.note == "copied" and first.result.error_kind == "copied"
     assert '"capital of France"' in first.observation and question in first.observation
@@ -665,6 +666,32 @@ def test_a_call_copied_from_an_example_is_sent_back_once_with_the_question(
     assert question in sent(script, 1)
     everything = ["calculator", "lookup_fact"]
     assert offered(protocol, script) == [everything, ["calculator"], everything]
+
+
+@both
+@pytest.mark.parametrize(
+    ("reply", "answer_", "stop"),
+    [
+        (Move("plain", "Bonjour"), "Bonjour", "final_answer"),
+        # asked alone, still no answer: no usable step in the whole run
+        (Move("plain", "Let me look that up for you."), None, "format_errors"),
+    ],
+)
+def test_an_example_s_call_copied_again_after_it_was_sent_back_asks_the_question_alone(
+    protocol: str, reply: Move, answer_: str | None, stop: str
+) -> None:
+    """Qwen, asked how to say 'hello' in French, looked up the example's "capital of
+    France", was told, and sent it again; run, it answered the example's `Paris`. Asked the
+    question alone, it says "Bonjour"."""
+    copy = call("lookup_fact", query="capital of France")
+    moves = [copy, call("calculator", expression="hello"), copy, reply]
+    question = "How do you say 'hello' in French?"
+    result, script = run(protocol, "sync", moves, question=question)
+    assert [t.note for t in result.steps] == ["copied", None, "copied_again", "closed_book"]
+    assert result.steps[2].result.error_kind == "copied"  # not run
+    assert script.requests[-1][-1] == {"role": "user", "content": question}
+    assert (result.answer, result.stop_reason) == (answer_, stop)
+    script.assert_exhausted()
 
 
 @both

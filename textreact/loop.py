@@ -264,7 +264,10 @@ class _Run:
                     model_seconds=0.0, note=None, joined=True,
                 )  # fmt: skip
             assert isinstance(action, Action)
-            yield from self.record((yield from self.act(dataclasses.replace(turn, step=action))))
+            acted = yield from self.act(dataclasses.replace(turn, step=action))
+            yield from self.record(acted)
+            if acted.note == "copied_again":
+                return (yield from self.closed_book())
         return None
 
     def truncated(self, turn: Turn) -> Generator[Effect, Any, StopReason | None]:
@@ -302,14 +305,18 @@ class _Run:
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
-        copy = self.first_time(self.examples.copied_input(prepared.arguments, self.seen()))
-        if copy is not None:  # the next request leaves the tool out: Qwen sent the same again
+        copying = self.examples.copied_input(prepared.arguments, self.seen())
+        copy = self.first_time(copying)
+        if copying is not None and (copy is not None or s.best_effort):
+            # the next request leaves the tool out: Qwen sent the same again; sent back once,
+            # the same example again is the model lost, and the loop asks it alone
             self.shunned = prepared.tool.name
-            text = observation.copied(copy, self.question, s.lang, answer=False)
+            text = observation.copied(copying, self.question, s.lang, answer=False)
             result = ToolResult(
                 prepared.tool.name, prepared.arguments, error=text, error_kind="copied"
             )
-            return dataclasses.replace(turn, result=result, observation=text, note="copied")
+            note = "copied" if copy is not None else "copied_again"
+            return dataclasses.replace(turn, result=result, observation=text, note=note)
         earlier = self.done.get(prepared.key)
         if earlier is not None:
             again = bool(self.turns) and self.turns[-1].note == "repeated_call"
@@ -440,8 +447,11 @@ class _Run:
     def closed_book(self) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
         tools or the protocol's frame: in plain chat Qwen 0.5B answers "Blue" and "cold",
-        which after a lookup miss it only echoed. The plain reply is the answer (its turn is
-        noted "closed_book"); one that `_plain` reads as no answer, or cut off, leaves the echo."""
+        which after a lookup miss it only echoed, and "Bonjour", which it never reached for
+        copying the example's lookup. The plain reply is the answer (its turn is noted
+        "closed_book"); one that `_plain` reads as no answer, or cut off, leaves the echo or
+        the copied answer, and after a copied call, where there is none, ends the run with no
+        usable step ("format_errors")."""
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
@@ -453,7 +463,8 @@ class _Run:
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in _CUT:
             self.answer = turn.step.answer
         yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
-        return "final_answer"
+        # no answer, and none before it (an example's call copied twice): no usable step at all
+        return "final_answer" if self.answer is not None else "format_errors"
 
     def too_early(self) -> str | None:
         """The note for an answer given while a call that needed other things found first has
