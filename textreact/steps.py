@@ -171,8 +171,8 @@ class Turn:
     #: answer that repeats the model's own input, sent back), "unfinished" (an answer given
     #: before a call that needed other things found first has run), "echoed" (the answer
     #: after an echo was no answer either), "copied_again" (an example's call copied once
-    #: more, at any later step, after it was sent back: not run), "closed_book" (the question asked once more
-    #: alone, no tools).
+    #: more, at any later step, after it was sent back: not run), "closed_book" (the question
+    #: asked once more alone, no tools).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
     #: the closed-book one).
