@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from textreact.cues import Comparison, comparison
+
+_PIECES = st.sampled_from(
+    ["how many times", "how much more", "how many fewer", "ratio of", " than ", " as ", " to ",
+     "是", "比", "的几倍", "高多少", "少多少", "Tokyo", "London", "of", "the", " ", "(", "?"]
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,14 @@ def test_the_words_that_fix_the_order_and_the_operator(
 )  # fmt: skip
 def test_no_comparison_where_the_words_do_not_fix_one(question: str, names: list[str]) -> None:
     assert comparison(question, names) is None
+
+
+@given(st.lists(_PIECES, max_size=12).map("".join), st.lists(_PIECES, max_size=3).map("".join),
+       st.lists(_PIECES, max_size=3).map("".join))  # fmt: skip
+def test_a_comparison_is_of_the_two_names_given_in_some_order(
+    question: str, one: str, other: str
+) -> None:
+    asked = comparison(question, [one, other])
+    if asked is not None:
+        assert {asked.first, asked.second} == {one, other} and asked.first != asked.second
+        assert asked.operator in ("/", "-")

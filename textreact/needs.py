@@ -30,8 +30,8 @@ _LEADING = regex.compile(
     r"(?:-[ ]+)?(?P<number>[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.,]\d|\w)"
     r"(?:[ ]+(?P<unit>[^\s(),;:]+))?"
 )
-# Two names and one operator between them, each name perhaps in parentheses.
-_PAIR = regex.compile(r"\s*\(?\s*(?P<a>[^()]+?)\s*\)?\s*[-+*/]\s*\(?\s*(?P<b>[^()]+?)\s*\)?\s*")
+# What is left of a call of two names and one operator once the names are taken out.
+_OPERATOR_ONLY = regex.compile(r"[\s()]*[-+*/][\s()]*")
 
 
 @dataclass(frozen=True)
@@ -118,10 +118,7 @@ def _replaced(value: Any, numbers: dict[str, str], asked: cues.Comparison | None
     the longest need first (so "New York" is not replaced inside "New York City"); a string
     that is only the two names and an operator is written as the question `asked`."""
     if isinstance(value, str):
-        pair = _PAIR.fullmatch(value) if asked else None
-        if pair is not None and {pair["a"].casefold(), pair["b"].casefold()} == {
-            need.casefold() for need in numbers
-        }:
+        if asked is not None and _only_operator(value, numbers):
             return f"{numbers[asked.first]} {asked.operator} {numbers[asked.second]}"
         for need, number in numbers.items():
             value = regex.sub(regex.escape(need), lambda _, n=number: n, value, flags=regex.I)
@@ -131,3 +128,12 @@ def _replaced(value: Any, numbers: dict[str, str], asked: cues.Comparison | None
     if isinstance(value, list):
         return [_replaced(item, numbers, asked) for item in value]
     return value
+
+
+def _only_operator(value: str, numbers: dict[str, str]) -> bool:
+    """Whether `value` is the needs, each once, and one operator (parentheses aside)."""
+    for need in numbers:  # the longest first: "New York" is not taken out of "New York City"
+        value, taken = regex.subn(regex.escape(need), "", value, count=1, flags=regex.I)
+        if not taken:
+            return False
+    return _OPERATOR_ONLY.fullmatch(value) is not None
