@@ -6,6 +6,8 @@
    HTTP against a loopback upstream that answers at once, beside asking that upstream directly.
 2. 64 concurrent clients through the proxy against a loopback upstream that takes 0.2 s a
    reply (target: each served in about 0.2 s, so the wall time is about 0.2 s too).
+3. The CPU time to read a streamed Final Answer as it grows, a word a delta, a line every 12
+   words (target: linear, so the time per delta at 32,000 deltas is that at 2,000).
 
 Run: python bench/serve_bench.py"""
 
@@ -32,6 +34,8 @@ from textreact.serve import ServeConfig
 from textreact.serve.cli import CONFIG_VARIABLE
 from textreact.serve.convert import parse_request, text_messages
 from textreact.serve.reply import completion_body
+from textreact.serve.request import request_tools
+from textreact.serve.stream import Committer
 from textreact.serve.turn import Judge
 from textreact.steps import Completion, Usage
 
@@ -224,7 +228,26 @@ def concurrency(count: int = 64, delay: float = 0.2, workers: int = 1) -> tuple[
         return direct, asyncio.run(_many(url, count, BODY))
 
 
+def stream_time(deltas: int) -> float:
+    """CPU seconds to feed a Final Answer of `deltas` one-word deltas to a Committer, the
+    whole reply so far at each, as a streamed request does."""
+    committer = Committer(Judge(request_tools([WEATHER, CLOCK])))
+    text = "Thought: I know it.\nFinal Answer:"
+    started = time.process_time()
+    for index in range(deltas):
+        text += ("\n" if index % 12 == 11 else " ") + f"word{index % 89}"
+        committer.feed(text)
+    return time.process_time() - started
+
+
 def main() -> None:
+    stream_time(100)  # the parser compiles its patterns on its first parse
+    times = {deltas: stream_time(deltas) for deltas in (2000, 8000, 32000)}
+    print("a streamed Final Answer, one word a delta: CPU seconds to read it as it grows")
+    for deltas, seconds in times.items():
+        print(f"  {deltas:>6} deltas: {seconds:.3f} s ({seconds / deltas * 1e6:.1f} us a delta)")
+    ratio = (times[32000] / 32000) / (times[2000] / 2000)
+    print(f"  time a delta at 32,000 / at 2,000: {ratio:.2f}   target ~1 (linear)")
     warm, cold = own_time(), cold_time()
     print("proxy's own time per request (3 tools, 6 messages, a reply that needs repairs)")
     print(f"  warm (tools made once):  {warm * 1000:.3f} ms   target < 2 ms: {warm < 0.002}")

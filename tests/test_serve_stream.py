@@ -7,12 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from itertools import accumulate
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from textreact.parser import parse
+from textreact import grammar
+from textreact.parser import SCAN_LIMIT, parse
+from textreact.parsing.keywords import AS_BLANK, AS_NEWLINE, BLANKS
+from textreact.serve import stream
 from textreact.serve.reply import Chunks
 from textreact.serve.request import request_tools
 from textreact.serve.stops import stops_for
@@ -118,6 +122,121 @@ def test_no_content_streams_when_a_call_is_required(choice: str) -> None:
 def test_a_call_under_tool_choice_none_is_a_problem() -> None:
     verdict, events = _feed(CALLS[0], list(range(0, 80, 7)), Judge(TOOLS, "none"))
     assert isinstance(verdict, Problem) and events == []
+
+
+class _Reparsing(Committer):
+    """The oracle: every growth of the settled text is read by a parse of all of it."""
+
+    def _run_on(self, text: str, settled: int) -> None:
+        return None
+
+
+def _streamed(committer: Committer, reply: str, ends: list[int]) -> tuple:
+    """Each feed's events, then the finish, the answer sent and whether it was answering."""
+    fed = [committer.feed(reply[:end]) for end in [*sorted(set(ends)), len(reply)]]
+    return fed, committer.finish(reply, "stop"), committer.sent, committer.answering
+
+
+#: Pieces of replies rich in what the parser reads specially: labels in both languages, with
+#: and without colons, line breaks of each kind, fences, think tags, end-of-turn tokens, the
+#: starts of stop residues, headings, bold, list markers, blanks, and plain words, some
+#: longer than the line length the committer holds back.
+PIECES = [
+    "Final Answer:", "Final Answer: ", "Action:", "Action Input:", "Observation:", "Thought:",
+    "Question:", "Answer:", "final answer", "Final", " Answer", "Action", "Obs", "obs", "ob",
+    "serv", "ation", "思考：", "最终答案：", "行动：", "观察", "问题：", "\n", "\n", "\n\n",
+    "\u2028", "\r", "\t", "\xa0", "```", "`", "<think>", "</think>", "<|im_end|>", "<", ">",
+    ":", "：", " ", "  ", "*", "**", "__", "#", "## ", "- ", "1. ", "{", "}", '"', "word",
+    " word", "two words", "Paris is", " sunny", "x", "lorem ipsum dolor sit amet",
+    "the capital of France is Paris, ", "ſ", "K",
+]  # fmt: skip
+OPENINGS = ["Final Answer: ", "Thought: t\nFinal Answer:", "<think>r</think>Final Answer: ", ""]
+
+
+@given(
+    st.sampled_from(OPENINGS),
+    st.lists(st.sampled_from(PIECES), max_size=40),
+    st.lists(st.integers(0, 400), max_size=10),
+)
+# a line that may yet be a stop residue (`Observ`), a heading, or a second bare Final Answer
+@example("Final Answer: ", ["x", "\n", " " * 24 + "ob", "s"], [])
+@example("Final Answer: ", ["x", "\n", "##" + " " * 20 + "final", " answer"], [])
+@example("Action\nNone\nAction Input: x\nFinal Answer: ", ["y z", "\n", "final answer\n", "x"], [])
+# a think block left open, and answers that are a pseudo-tool's input
+@example("Final Answer: ", ["two words", " <think>", "\n", "lorem ipsum dolor sit amet", " x"], [])
+@example("Action: final_answer\nAction Input: ", ["x y", "\nFinal Answer: x y", " z"], [])
+@example("Action: final_answer\nAction Input: ", ["'It is 42", "'"], [])
+def test_a_plain_answer_is_read_without_a_parse_exactly_as_with_one(opening, pieces, cuts) -> None:
+    """The events at every delta (each piece one, and a few cut anywhere), the verdict and what
+    was sent are those of a committer that parses the whole settled text at every delta: the
+    shortcut changes nothing but the cost."""
+    reply = opening + "".join(pieces)
+    ends = [cut for cut in cuts if cut <= len(reply)]
+    ends += accumulate(map(len, pieces), initial=len(opening))
+    judge = Judge(TOOLS)
+    assert _streamed(Committer(judge), reply, ends) == _streamed(_Reparsing(judge), reply, ends)
+
+
+def _long(words: int, every: int = 12) -> str:
+    return "".join(
+        ("\n" if i % every == every - 1 else " ") + f"word{i % 89}" for i in range(words)
+    )
+
+
+LONG = [
+    "Thought: t\nFinal Answer:" + _long(4000),
+    "Final Answer:" + _long(4000, every=10**6),
+    "<think>" + "reasoning. " * 900 + "</think>\nFinal Answer:" + _long(4000),
+    # a long run of empty keywords: past the scan limit the window starts at the last of them
+    "Action: " * 700 + "Action Input: x\nFinal Answer:" + _long(3000),
+    "Final Answer:" + _long(3000) + "\nAction: get_time\nAction Input: {}" + _long(400),
+    "Final Answer:" + _long(3000) + "\n```\n" + _long(30) + "\n```" + _long(30),
+    "Final Answer:" + _long(3000) + " <think>" + _long(30) + "</think>" + _long(30),
+    "Final Answer:" + _long(3000) + "\nobs" + "\n" + "Question: q" + _long(30),
+]
+
+
+@pytest.mark.parametrize("reply", LONG, ids=range(len(LONG)))
+def test_a_long_answer_reads_as_with_a_parse_at_every_delta(reply: str) -> None:
+    """Around the scan limit too: where the window's start is set anew, where an answer
+    starts to run to the end of the text unscanned, and with keywords, fences, think tags
+    and residues past it."""
+    ends = list(range(0, len(reply), 97))
+    judge = Judge(TOOLS)
+    assert _streamed(Committer(judge), reply, ends) == _streamed(_Reparsing(judge), reply, ends)
+    assert len(reply) > SCAN_LIMIT
+
+
+def test_a_long_plain_answer_streams_with_a_few_parses(monkeypatch) -> None:
+    parses = []
+    monkeypatch.setattr(stream, "parse", lambda text: parses.append(text) or parse(text))
+    reply = LONG[0]
+    _, events = _feed(reply, list(range(0, len(reply), 7)), Judge(TOOLS))
+    assert _content(events) == parse(reply).answer
+    assert len(parses) < 10
+
+
+def _whole_line_settled(text: str) -> str:
+    """The settled text as the committer read it before it read a line's end only."""
+    start = text.rfind("\n") + 1
+    line = text[start:]
+    if len(line) < 24 and grammar.KEYWORD_LINE.match(line) is None:
+        return text[:start]
+    for size in range(min(len(line), 13), 0, -1):
+        if any(label.startswith(line[-size:]) for label in stream._LABELS):
+            return text[: len(text) - size]
+    return text[: len(text) - (len(line) - len(line.rstrip()))]
+
+
+@given(st.lists(st.sampled_from([*PIECES, " " * 30, "\x0b", "\u3000"]), max_size=30))
+def test_the_settled_text_is_read_from_the_end_as_from_the_whole_line(pieces) -> None:
+    text = "".join(pieces)
+    assert text[: stream._settled(text)] == _whole_line_settled(text)
+
+
+def test_inert_text_holds_no_character_the_parser_reads_as_a_blank_or_a_line_break() -> None:
+    """`_inert` relies on str.isprintable to leave out each of them but the space."""
+    assert [c for c in BLANKS + AS_BLANK + AS_NEWLINE if c.isprintable()] == [" "]
 
 
 class _Upstream:

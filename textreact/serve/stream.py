@@ -6,19 +6,27 @@ protocol (a line that may become a keyword line, the start of a label at the end
 A call is sent once its `Action Input` is a complete JSON object that fits the tool's schema:
 its name, then its arguments in pieces. Thoughts go out as `reasoning_content` (and as
 content with `--show-thoughts`) when the step they belong to is committed. A reply with no
-keyword at all is known to be an answer only when it ends, so it is sent then."""
+keyword at all is known to be an answer only when it ends, so it is sent then.
+
+Each delta's text is read by a parse, except where a parse is known to read what it adds as
+the answer's own text (`_Plain`): so an answer of any length streams in time linear in it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
 from typing import Final, Union
 
 from textreact import grammar
 from textreact.models import Message
-from textreact.parser import parse
+from textreact.parser import SCAN_LIMIT, parse
+from textreact.parsing.keywords import AS_NEWLINE, BLANKS, JUNK, Scanner, strip
+from textreact.parsing.window import Window
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import DONE, Chunks, sse
 from textreact.serve.stops import Stops
@@ -32,7 +40,17 @@ _HOLD_LINE: Final = 24
 _LABELS: Final = tuple(
     grammar.label(keyword, lang) for lang in grammar.LANGUAGES for keyword in grammar.KEYWORDS
 )
+#: Every start of a label, the whole label too.
+_LABEL_STARTS: Final = frozenset(
+    label[:end] for label in _LABELS for end in range(1, len(label) + 1)
+)
 _LONGEST_LABEL: Final = max(len(label) for label in _LABELS)
+#: The blanks that end a line: what `str.rstrip()` strips, but the line break.
+_LINE_BLANKS: Final = BLANKS.translate(dict.fromkeys(map(ord, JUNK + "\n")))
+#: Characters that, added to a line, may complete what the parser reads specially: a think
+#: tag or an end-of-turn token (each ends in `>`), a heading, a bold label, a fence.
+_MARKS: Final = frozenset("<>`*_#")
+_COLONS: Final = frozenset(grammar.COLONS.values())
 
 #: ("content" | "reasoning", text) or ("call", Call).
 Event = Union[tuple[str, str], tuple[str, Call]]  # noqa: UP007
@@ -44,26 +62,70 @@ class Committer:
     def __init__(self, judge: Judge, *, show_thoughts: bool = False) -> None:
         self.judge = judge
         self.show_thoughts = show_thoughts
-        #: The answer text sent so far.
-        self.sent = ""
+        #: The answer text sent so far, in pieces (one string grown a piece at a time would be
+        #: copied whole each time): see `sent`.
+        self._sent: list[str] = []
         self.answering = False
         self.call: Call | None = None
         self._settled = -1
+        #: The last parse's answer when it is all that was sent, and what it shows of how the
+        #: settled text goes on (made from it when first needed).
+        self._base: FinalAnswer | None = None
+        self._plain: _Plain | None = None
+        #: Parses to let go by before the next `_Plain.read` after one found no plain answer,
+        #: twice as many after each such read in a row: an answer never plain (a pseudo-tool's
+        #: input) then costs few reads beside its parses.
+        self._wait = self._backoff = 0
+
+    @property
+    def sent(self) -> str:
+        """The answer text sent so far."""
+        self._sent = ["".join(self._sent)]
+        return self._sent[0]
 
     def feed(self, text: str) -> list[Event]:
-        """What the reply so far (`text`, the whole of it) lets us send now."""
+        """What the reply so far (`text`, the whole of it, grown from the last call's) lets us
+        send now."""
         if self.call is not None:
             return []
         settled = _settled(text)
-        if len(settled) == self._settled:
+        if settled == self._settled:
             return []
-        self._settled = len(settled)
-        step = parse(settled)
+        if self._base is not None and (events := self._run_on(text, settled)) is not None:
+            return events
+        self._settled, self._base, self._plain = settled, None, None
+        step = parse(text[:settled])
         if isinstance(step, FinalAnswer) and not step.implicit and self._answers_allowed():
-            return self._answer(step.answer.rstrip(), step.thought)
+            events = self._answer(step.answer.rstrip(), step.thought)
+            self._base = step if self.sent == step.answer else None
+            return events
         if isinstance(step, Action) and not self.answering:
             return self._maybe_call(text)
         return []
+
+    def _run_on(self, text: str, settled: int) -> list[Event] | None:
+        """What the settled text's growth to `settled` adds to an answer that all was sent,
+        without a parse, or None when a parse must tell: what is added must be inert on the
+        line it extends and make only plain lines (`_Plain.grow`)."""
+        added = text[self._settled : settled]
+        first, *lines = added.split("\n")
+        if not _inert(first) or not all(_plain_line(line) for line in lines if line):
+            return None
+        if self._plain is None:
+            if self._wait:
+                self._wait -= 1
+                return None
+            self._plain = _Plain.read(text[: self._settled], self._base)
+            self._backoff = 0 if self._plain else 2 * self._backoff or 1
+            self._wait = self._backoff
+        piece = None if self._plain is None else self._plain.grow(added, first, settled)
+        if piece is None:
+            return None
+        self._settled = settled
+        if not piece:
+            return []
+        self._sent.append(piece)
+        return [("content", piece)]
 
     def finish(self, text: str, finish_reason: str) -> tuple[Verdict, list[Event]]:
         """The verdict on the whole reply and what is left to send; content once sent stands,
@@ -98,7 +160,7 @@ class Committer:
             events += self._thought(thought)
         if answer.startswith(self.sent) and len(answer) > len(self.sent):
             events.append(("content", answer[len(self.sent) :]))
-            self.sent = answer
+            self._sent = [answer]
         return events
 
     def _maybe_call(self, text: str) -> list[Event]:
@@ -123,22 +185,122 @@ class Committer:
         return events
 
 
-def _settled(text: str) -> str:
-    """The part of `text` that later text cannot change the meaning of."""
-    start = text.rfind("\n") + 1
-    line = text[start:]
-    if len(line) < _HOLD_LINE and grammar.KEYWORD_LINE.match(line) is None:
-        return text[:start]
-    return text[: len(text) - _risky_tail(line)]
+def _settled(text: str) -> int:
+    """How much of `text` later text cannot change the meaning of. Only the end of the last
+    line is read, so a long line costs what a short one does: whether it is shorter than
+    _HOLD_LINE, the start of a label at its end, and its trailing blanks."""
+    end = len(text)
+    start = text.rfind("\n", max(0, end - _HOLD_LINE)) + 1
+    if (start or end < _HOLD_LINE) and grammar.KEYWORD_LINE.match(text[start:]) is None:
+        return start
+    return end - (_label_start(text[max(start, end - _LONGEST_LABEL) :]) or _blanks_at_end(text))
 
 
-def _risky_tail(line: str) -> int:
-    """How many characters at the end of `line` may be the start of a label, or blanks."""
-    for size in range(min(len(line), _LONGEST_LABEL), 0, -1):
-        tail = line[-size:]
-        if any(label.startswith(tail) for label in _LABELS):
-            return size
-    return len(line) - len(line.rstrip())
+def _label_start(tail: str) -> int:
+    """How many characters at the end of `tail` (a line's last few) may be the start of a label."""
+    return next((size for size in range(len(tail), 0, -1) if tail[-size:] in _LABEL_STARTS), 0)
+
+
+def _blanks_at_end(text: str) -> int:
+    """How many blanks end the last line of `text`, read back only as far as they reach."""
+    size = 1
+    while True:
+        tail = text[-size:]
+        kept = tail.rstrip(_LINE_BLANKS)
+        if kept or size >= len(text):
+            return len(tail) - len(kept)
+        size *= 2
+
+
+def _inert(text: str, *, colons: bool = False) -> bool:
+    """Whether `text`, added to a line, can complete nothing the parser reads specially:
+    printable (so no line break, tab, or other character the parser reads as a blank or a
+    line break), none of `_MARKS`, and no colon (unless `colons`: a keyword line's colon
+    follows its keyword, so one already in a line the parser read as no keyword line makes
+    none)."""
+    return text.isprintable() and _MARKS.isdisjoint(text) and (colons or _COLONS.isdisjoint(text))
+
+
+@cache
+def _lead() -> re.Pattern[str]:
+    return re.compile(grammar.LEAD_PATTERN)
+
+
+def _plain_line(line: str, *, colons: bool = False) -> bool:
+    """Whether a line stays plain text of an answer whatever inert text is added to it: it is
+    inert itself, and after its lead (indentation, a list marker) it holds two words, where a
+    stop residue (`Observ`, alone on the last line) is one."""
+    words = line[_lead().match(line).end() :]  # type: ignore[union-attr]
+    return _inert(line, colons=colons) and " " in words.rstrip(" ")
+
+
+@dataclass
+class _Plain:
+    """An answer that a parse read as the settled text's own from a point on, to its end,
+    and how that text may grow with the parse reading the growth as more of the answer: by
+    inert text on a line that may grow, and by plain lines. Nothing that growth adds makes a
+    keyword line, a heading, a stop residue, a fence, a think tag or an end-of-turn token,
+    so the answer stays the last keyword's value, unmasked, running to the end; and the
+    parser's window keeps its start while the text stays on one side of where it is set
+    anew (`limit`)."""
+
+    #: Whether the settled text ends where a line starts.
+    ended: bool
+    #: Whether its last line may grow: the answer's keyword line, or a plain line.
+    open: bool
+    #: The blanks after the answer's last character, in pieces.
+    blanks: list[str]
+    #: The window's start plus SCAN_LIMIT: a text longer than the window's start and the
+    #: limit sets its start anew (past a long run of empty keywords), once and for good.
+    limit: int
+    #: Whether the settled text was longer than `limit` already.
+    past: bool
+
+    @classmethod
+    def read(cls, text: str, answer: FinalAnswer) -> _Plain | None:
+        """What `answer`, the parse of `text`, shows, if it is the value of the text's last
+        keyword, a Final Answer, as written (no think block in it) to the end: with nothing
+        discarded, that keyword decided and nothing cut its value short (an end-of-turn
+        token, a residue, a fence); and the reply was not read again with bare keywords,
+        as an Action Input, or nothing, deciding asks for."""
+        window = Window(text)
+        scanner = Scanner(text, window)
+        tokens = scanner.tokens()
+        last = tokens[-1]
+        if (
+            answer.discarded_text
+            or last.kind != grammar.FINAL_ANSWER
+            or (scanner.bare_lines and any(t.kind == grammar.ACTION_INPUT for t in tokens))
+            or strip(text[last.value :]) != answer.answer
+        ):
+            return None
+        start = max(map(text.rfind, "\n" + AS_NEWLINE)) + 1
+        line = text[start:]
+        limit = (window.start or 0) + SCAN_LIMIT
+        return cls(
+            ended=not line,
+            open=start <= last.start or _plain_line(line, colons=True),
+            blanks=[text[len(text.rstrip(BLANKS)) :]],
+            limit=limit,
+            past=len(text) > limit,
+        )
+
+    def grow(self, added: str, first: str, length: int) -> str | None:
+        """What the answer gains when the settled text gains `added` (to `length` in all),
+        whose first line `first` is inert and whose later lines are plain, or None when only
+        a parse can tell."""
+        if length > self.limit and not self.past:
+            return None
+        if first and not (_plain_line(first) if self.ended else self.open):
+            return None
+        self.ended, self.open = added.endswith("\n"), True
+        kept = added.rstrip(BLANKS)
+        if not kept:
+            self.blanks.append(added)
+            return ""
+        piece = "".join(self.blanks) + kept
+        self.blanks = [added[len(kept) :]]
+        return piece
 
 
 def _complete_object(raw: str) -> bool:
