@@ -89,7 +89,7 @@ def test_a_cut_off_reply_is_never_an_answer_and_the_model_is_told_once():
     assert "cut off" in model.requests[1][-1]["content"]
 
     model = ScriptedModel([cut, cut])
-    result = Agent(model).run("q")
+    result = Agent(model, best_effort=False).run("q")
     assert (result.stop_reason, result.answer) == ("truncated", None)
 
 

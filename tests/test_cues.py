@@ -38,6 +38,15 @@ _PIECES = st.sampled_from(
         ("北京的人口是上海的几倍？", ["上海人口", "北京人口"], ("北京人口", "/", "上海人口")),
         ("珠穆朗玛峰比富士山高多少米？", ["富士山", "珠穆朗玛峰"], ("珠穆朗玛峰", "-", "富士山")),
         ("上海的人口比北京少多少？", ["上海人口", "北京人口"], ("北京人口", "-", "上海人口")),
+        ("富士山比珠穆朗玛峰矮多少米？", ["富士山", "珠穆朗玛峰"], ("珠穆朗玛峰", "-", "富士山")),
+        # a name whose longest mention would take the word that asks (`富士山高`)
+        ("珠穆朗玛峰比富士山高多少米？", ["珠穆朗玛峰高度", "富士山高度"],
+         ("珠穆朗玛峰高度", "-", "富士山高度")),
+        ("How many times is the Burj Khalifa as tall as the Eiffel Tower?",
+         ["Eiffel Tower", "Burj Khalifa"], ("Burj Khalifa", "/", "Eiffel Tower")),
+        # offsets in the question itself, whatever case folding does to its length
+        ("İİİİ Straße: how many more people live in Tokyo than in London?", ["London", "Tokyo"],
+         ("Tokyo", "-", "London")),
     ],
 )  # fmt: skip
 def test_the_words_that_fix_the_order_and_the_operator(
@@ -61,6 +70,22 @@ def test_the_words_that_fix_the_order_and_the_operator(
         ("How many more people live in Tokyo than in London and Paris?",
          ["Tokyo", "London", "Paris"]),
         ("How many more people live in Tokyo than in London?", ["Tokyo"]),
+        # a multiple of something smaller: A / B to some readers, B / A to others
+        ("How many times slower is sound than light?", ["speed of light", "speed of sound"]),
+        ("How many times smaller is the Moon than the Earth?", ["Earth", "Moon"]),
+        ("光速比声速快几倍？", ["光速", "声速"]),  # A / B, or A / B - 1
+        ("东京人口比伦敦人口多多少倍？", ["东京人口", "伦敦人口"]),
+        # "as well as" links no comparison
+        ("How many times have Brazil as well as Germany won the World Cup?",
+         ["Brazil", "Germany"]),
+        # of two years, the older is the smaller: no direction in the word
+        ("How much older is Harvard than Yale?", ["Harvard founded", "Yale founded"]),
+        # the asking words only before the first name, in the question's own offsets
+        ("İİİİİİİİİİİİİİİİİİİİİİİİ: Tokyo has how many more people than London?",
+         ["Tokyo", "London"]),
+        # longer than a sentence or two
+        ("How many more people live in Tokyo than in London? " + "Think it over. " * 80,
+         ["Tokyo", "London"]),
         # both names found only as the same words ("population of"): no place for either
         ("How many times larger is the population of Oslo than that of Bergen?",
          ["population of Tromsø", "population of Narvik"]),

@@ -120,6 +120,14 @@ def test_strings_inside_lists_and_objects_are_filled_too() -> None:
         # already as asked: the plain note, with nothing said about the question
         ("Tokyo - London", "How many more people live in Tokyo than in London?",
          "14047594 - 8982000", False),
+        # a sum or a product is the model's own, whatever the question says
+        ("London + Tokyo", "How many more people live in Tokyo than in London?",
+         "8982000 + 14047594", False),
+        ("London * Tokyo", "How many times larger is Tokyo than London?",
+         "8982000 * 14047594", False),
+        # a ratio where a difference is asked
+        ("Tokyo / London", "How many more people live in Tokyo than in London?",
+         "14047594 - 8982000", True),
         # more than two names and one operator: the model's own call, numbers in place
         ("(London - Tokyo) / London", "How many times larger is Tokyo than London?",
          "(8982000 - 14047594) / 8982000", False),

@@ -9,9 +9,9 @@ neither in the question nor in any result the run has seen. So "12 * 34" is no c
 question is "What is 12 times 34?", nor "408" once the calculator has returned it, nor "Paris"
 when the question is the example's own. An answer that only repeats the input of one of the
 run's own calls is sent back the same way. The loop sends a copy back once, with the question,
-instead of running or accepting it. The same answer again at once, or the same call again at
-any later step, is the model lost (the loop asks it the question alone); without best effort
-it is the model's choice."""
+instead of running or accepting it. The same again after that is the model lost: an answer
+is asked for with the question alone, a call is not run and no tool is offered from then on;
+without best effort it is the model's choice."""
 
 from __future__ import annotations
 

@@ -1,29 +1,34 @@
 """A question's wording -> the arithmetic it asks of two things it names: "How many times
 taller is A than B?" is A / B, "How many more people live in A than in B?" is A - B, "How
-much shorter is A than B?" is B - A, and so in Chinese (`A是B的几倍`, `A比B多多少`).
+much shorter is A than B?" is B - A, and so in Chinese (`A是B的几倍`, `A比B高多少`).
 
 A small model that wrote a call with two names in it ("London - Tokyo") gets the numbers for
 them looked up and put in place (`textreact.needs`). Qwen 0.5B writes a difference for "how
 many times" and the names in either order, and then answers with what the call gave, so the
 order and the operator are taken from the question where its words fix them, and nowhere
-else: a wording read here is one a reader of any skill reads one way."""
+else: a wording read here is one that every reader reads one way. "How many times smaller"
+(A / B, or B / A?), `A比B高几倍`, "how much older" (of two years, the older is the smaller)
+and a question longer than a sentence or two fix nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import regex
 
-#: (pattern of the words that ask, the word between the two names, operator, reversed).
-#: The asking words come before the first name; the linking word lies between the names.
-_RISING = "more|higher|taller|longer|larger|bigger|greater|heavier|older|farther|further|" \
-    "deeper|wider|faster|hotter|warmer"  # fmt: skip
-_FALLING = "less|fewer|lower|shorter|smaller|lighter|younger|nearer|closer|shallower|" \
-    "narrower|slower|colder|cooler"  # fmt: skip
+#: Comparatives whose difference is the first named less the second, and the second less
+#: the first. Words of time are in neither: "older" of two founding years is the smaller.
+_RISING = "more|higher|taller|longer|larger|bigger|greater|heavier|farther|further|deeper|" \
+    "wider|faster|hotter|warmer"  # fmt: skip
+_FALLING = "less|fewer|lower|shorter|smaller|lighter|nearer|closer|shallower|narrower|" \
+    "slower|colder|cooler"  # fmt: skip
+#: (the asking words, before the first name; what links the names, between them; the
+#: operator; whether the second name comes first).
 _ENGLISH: Final = (
-    (regex.compile(r"\bhow many times\b", regex.I), regex.compile(r"\b(?:than|as)\b", regex.I),
+    (regex.compile(rf"\bhow many times\b(?!\s+(?:{_FALLING})\b)", regex.I),
+     regex.compile(r"\bthan\b|\bas\b(?<!\bas well as\b)(?!\s+well\s+as\b).*\bas\b", regex.I),
      "/", False),
     (regex.compile(r"\bratio of\b", regex.I), regex.compile(r"\bto\b", regex.I), "/", False),
     (regex.compile(rf"\bhow (?:much|many) (?:{_RISING})\b", regex.I),
@@ -31,19 +36,22 @@ _ENGLISH: Final = (
     (regex.compile(rf"\bhow (?:much|many) (?:{_FALLING})\b", regex.I),
      regex.compile(r"\bthan\b", regex.I), "-", True),
 )  # fmt: skip
-#: Chinese puts the asking words after the names: A是B的几倍, A比B高多少, A比B少多少.
+#: Chinese puts the asking words after the names: A是B的几倍, A比B高多少, A比B矮多少. A
+#: multiple after 比 (`A比B高几倍`) is read both as A / B and as A / B - 1: no cue.
 _CHINESE: Final = (
-    (regex.compile(r"是"), regex.compile(r"^\s*的(?:几|多少)倍"), "/", False),
-    (regex.compile(r"比"), regex.compile(r"^\s*(?:多|高|大|长|重|远|深|宽|快|老)(?:多少|几)"),
-     "-", False),
-    (regex.compile(r"比"), regex.compile(r"^\s*(?:少|低|小|短|轻|近|浅|窄|慢)(?:多少|几)"),
-     "-", True),
+    (regex.compile(r"是"), regex.compile(r"\s*的(?:几|多少)倍"), "/", False),
+    (regex.compile(r"比"),
+     regex.compile(r"\s*(?:多|高|大|长|重|远|深|宽|快|热)(?:多少|几)(?!\s*倍)"), "-", False),
+    (regex.compile(r"比"),
+     regex.compile(r"\s*(?:少|低|矮|小|短|轻|近|浅|窄|慢|冷)(?:多少|几)(?!\s*倍)"), "-", True),
 )  # fmt: skip
 _HAN = regex.compile(r"\p{Han}")
 #: Words that do not name a thing on their own.
 _LINKS: Final = frozenset(
     {"of", "the", "a", "an", "in", "on", "at", "to", "and", "for", "from", "by"}
 )
+#: Characters of the longest question read: a comparison is asked in a sentence.
+_LONGEST: Final = 1000
 
 
 @dataclass(frozen=True)
@@ -57,42 +65,45 @@ class Comparison:
 
 def comparison(question: str, names: Sequence[str]) -> Comparison | None:
     """What the question asks of the two `names`, or None when its words do not fix it (no
-    asking words, a third name, a name it does not mention, the names in some other place)."""
-    if len(names) != 2:
+    asking words, a third name, a name it does not mention, the names in some other place).
+    Each way the question may mention a name is tried: `富士山高度` is mentioned as `富士山`
+    in `珠穆朗玛峰比富士山高多少米`, where `富士山高` would take the `高` that asks."""
+    if len(names) != 2 or len(question) > _LONGEST:
         return None
-    found = [_position(question, name) for name in names]
-    if None in found:
-        return None
-    (a, a_end), (b, b_end) = sorted(found)  # type: ignore[type-var]
-    if a_end > b:
-        return None
-    first, second = (names[0], names[1]) if found[0][0] == a else (names[1], names[0])  # type: ignore[index]
-    between, after = question[a_end:b], question[b_end:]
+    for one in _mentions(question, names[0]):
+        for other in _mentions(question, names[1]):
+            (a, a_end, first), (b, b_end, second) = sorted([(*one, names[0]), (*other, names[1])])
+            if a_end <= b:
+                asked = _asked(question, a, question[a_end:b], question[b_end:])
+                if asked is not None:
+                    operator, backwards = asked
+                    return Comparison(*((second, operator, first) if backwards else
+                                        (first, operator, second)))  # fmt: skip
+    return None
+
+
+def _asked(question: str, first: int, between: str, after: str) -> tuple[str, bool] | None:
+    """The operator, and whether it is the second name's less the first's, that the words
+    around two names ask for (the first starts at `first`)."""
     for asking, linking, operator, backwards in _ENGLISH:
-        ask = asking.search(question)
-        if ask is not None and ask.end() <= a and linking.search(between):
-            return _ordered(first, operator, second, backwards)
+        ask = asking.search(question, 0, first)
+        if ask is not None and linking.search(between):
+            return operator, backwards
     for linking, asking, operator, backwards in _CHINESE:
-        if linking.search(between) and asking.search(after):
-            return _ordered(first, operator, second, backwards)
+        if linking.search(between) and asking.match(after):
+            return operator, backwards
     return None
 
 
-def _ordered(first: str, operator: str, second: str, backwards: bool) -> Comparison:
-    return Comparison(second, operator, first) if backwards else Comparison(first, operator, second)
-
-
-def _position(question: str, name: str) -> tuple[int, int] | None:
-    """Where the question mentions `name`: the name itself, or else the longest run of its
-    words (characters, for Chinese) at one end ("population of Taipei" is
+def _mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where the question mentions `name`, most likely first: the name itself, then each
+    run of its words (characters, for Chinese) at one end ("population of Taipei" is
     mentioned as "Taipei"; `北京人口` as `北京`), of two characters or more and not only such
-    words as "of" and "the"."""
-    folded = question.casefold()
-    for part in _parts(name.casefold()):
-        at = folded.find(part)
-        if at >= 0:
-            return at, at + len(part)
-    return None
+    words as "of" and "the"; case aside, in the question's own offsets."""
+    for part in _parts(name):
+        found = regex.search(regex.escape(part), question, regex.I)
+        if found is not None:
+            yield found.span()
 
 
 def _parts(name: str) -> list[str]:
@@ -106,5 +117,5 @@ def _parts(name: str) -> list[str]:
     runs = [units, *starts, *ends] if han else [units, *ends, *starts]
     return [
         joiner.join(run) for run in runs
-        if len(joiner.join(run)) >= 2 and (han or any(unit not in _LINKS for unit in run))
+        if len(joiner.join(run)) >= 2 and (han or any(u.casefold() not in _LINKS for u in run))
     ]  # fmt: skip

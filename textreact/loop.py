@@ -110,8 +110,9 @@ class _Run:
         self.opening = settings.protocol.opening(question, self.tools, settings.lang)
         self.examples = copied.examples(self.opening, self.tools, settings.protocol.read)
         #: What the model was already sent back for (a copy, an echo, an answer given too
-        #: early, by what was still missing): the same a second time, the model means it.
-        self.told: set[str] = set()
+        #: early, by what was still missing), and at which request: the same a second time,
+        #: the model means it (or, for a copy, is lost).
+        self.told: dict[str, int] = {}
         self.turns: list[Turn] = []
         self.requests = 0
         #: How many turns there were when the model was last asked.
@@ -236,7 +237,7 @@ class _Run:
             if lost is not None:
                 self.answer = step.answer
                 yield from self.record(dataclasses.replace(turn, note=lost))
-                return (yield from self.closed_book())
+                return (yield from self.closed_book("final_answer"))
         refused = observation.against_choice(step, choice, self.tools, self.s.lang)
         if refused is not None:
             step = refused
@@ -264,19 +265,20 @@ class _Run:
                     model_seconds=0.0, note=None, joined=True,
                 )  # fmt: skip
             assert isinstance(action, Action)
-            acted = yield from self.act(dataclasses.replace(turn, step=action))
-            yield from self.record(acted)
-            if acted.note == "copied_again":
-                return (yield from self.closed_book())
+            yield from self.record((yield from self.act(dataclasses.replace(turn, step=action))))
         return None
 
     def truncated(self, turn: Turn) -> Generator[Effect, Any, StopReason | None]:
         """A reply cut by the token limit is never an answer and its calls are never run: the
-        model is asked once to reply shorter."""
+        model is asked once to reply shorter. Cut again, it is caught in a run (Qwen wrote
+        `1975 * 12000…` until the limit, twice, for the price of a coffee in 1975), and with
+        best effort it is asked the question alone, where it said it did not know."""
         self.truncations_in_row += 1
         turn = dataclasses.replace(turn, note="truncated")
         if self.truncations_in_row > 1:
             yield from self.record(turn)
+            if self.s.best_effort:
+                return (yield from self.closed_book(otherwise="truncated"))
             return "truncated"
         note = self.s.protocol.note("truncated", self.s.lang)
         yield from self.record(dataclasses.replace(turn, observation=note))
@@ -306,16 +308,20 @@ class _Run:
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
         copying = self.examples.copied_input(prepared.arguments, self.seen())
-        copy = self.first_time(copying)
-        if copying is not None and (copy is not None or s.best_effort):
-            # the next request leaves the tool out: Qwen sent the same again; sent back once,
-            # the same example again is the model lost, and the loop asks it alone
+        told_at = self.told.get(copying or "")
+        self.first_time(copying)
+        again = told_at is not None and told_at < self.requests  # sent back at an earlier reply
+        if copying is not None and (not again or s.best_effort):
+            # the next request leaves the tool out: Qwen sent the same again. Sent back once
+            # and copied again, the model is lost: no tool is offered from then on, and an
+            # answer copied too is asked for alone (`lost`)
             self.shunned = prepared.tool.name
-            text = observation.copied(copying, self.question, s.lang, answer=False)
+            self.looping = self.looping or again
+            text = observation.copied(copying, self.question, s.lang, answer=False, again=again)
             result = ToolResult(
                 prepared.tool.name, prepared.arguments, error=text, error_kind="copied"
             )
-            note = "copied" if copy is not None else "copied_again"
+            note = "copied_again" if again else "copied"
             return dataclasses.replace(turn, result=result, observation=text, note=note)
         earlier = self.done.get(prepared.key)
         if earlier is not None:
@@ -427,31 +433,27 @@ class _Run:
         return [(t.result.tool, t.result.arguments) for t in self.turns if t.result is not None]
 
     def lost(self, answer: str) -> str | None:
-        """The note for an answer that shows the model has lost the thread, None for any other.
-        Sent back just now for the example's answer, it
-        gives an example's answer again (Qwen answered "How do you say 'hello' in French?"
-        with the example's `Paris`, twice); or, sent back for an answer that only repeated
-        its own input, it answers with nothing but the question's words, which no result
-        backs ("opposite of hot"; its query "clear daytime sky" again). Its own input again is
-        not enough: Qwen sent `1969` to the calculator, which refused a lone number, and
-        `1969` was its right answer."""
-        last = self.turns[-1] if self.turns else None
-        if last is not None and last.note == "copied" and last.result is None:
-            again = self.examples.copied_answer(answer, self.seen()) is not None
-            return "copied" if again else None
-        if last is None or last.note != "echo":
+        """The note for an answer that shows the model has lost the thread, None for any other:
+        sent back for an example's answer, it gives one again (Qwen, asked how to say "hello"
+        in French, answered the example's `Paris`); or, sent back just now for an answer that
+        only repeated its own input, it answers with nothing but the question's words, which no
+        result backs ("opposite of hot"; its query "clear daytime sky" again). Its own input
+        again is not enough: Qwen sent `1969` to the calculator, which refused a lone number,
+        and `1969` was its right answer."""
+        if self.examples.copied_answer(answer, self.seen()) is not None:
+            return "copied"  # `sent_back` sent the first copy back: this one comes after
+        if not self.turns or self.turns[-1].note != "echo":
             return None
         restated = copied.restates(answer, self.question, self.found(), self.calls())
         return "echoed" if restated else None
 
-    def closed_book(self) -> Generator[Effect, Any, StopReason]:
+    def closed_book(self, otherwise: StopReason) -> Generator[Effect, Any, StopReason]:
         """A model that has lost the thread is asked the question once more, alone, without
         tools or the protocol's frame: in plain chat Qwen 0.5B answers "Blue" and "cold",
-        which after a lookup miss it only echoed, and "Bonjour", which it never reached for
-        copying the example's lookup. The plain reply is the answer (its turn is noted
-        "closed_book"); one that `_plain` reads as no answer, or cut off, leaves the echo or
-        the copied answer, and after a copied call, where there is none, ends the run with no
-        usable step ("format_errors")."""
+        which after a lookup miss it only echoed. The plain reply is the answer (its turn is
+        noted "closed_book"); one that `_plain` reads as no answer, or cut off, leaves the
+        answer it came after (an echo, a copy), or where there is none (two replies cut off)
+        ends the run as it would have ended without the ask (`otherwise`)."""
         s = self.s
         note = templates.note("closed_book", s.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
@@ -463,8 +465,7 @@ class _Run:
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in _CUT:
             self.answer = turn.step.answer
         yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
-        # no answer, and none before it (an example's call copied twice): no usable step at all
-        return "final_answer" if self.answer is not None else "format_errors"
+        return "final_answer" if self.answer is not None else otherwise
 
     def too_early(self) -> str | None:
         """The note for an answer given while a call that needed other things found first has
@@ -490,7 +491,7 @@ class _Run:
         """`value` when the model was not sent back for it before (and now it has been)."""
         if value is None or value in self.told:
             return None
-        self.told.add(value)
+        self.told[value] = self.requests
         return value
 
     def others(self, tool: str) -> list[str]:

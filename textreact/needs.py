@@ -9,8 +9,8 @@ replaced by the number found for it, in the model's own order: `8849 - 3776`. A 
 in only where each need's result begins with one, all in the same unit or none: "384400 km"
 and "299792458 m/s" need a conversion the engine cannot know, so then the model is only told
 to call the tool again. Where the question's words fix the order and the operator of a call
-that is two names and one operator (`textreact.cues`), the call is written as the question
-asks: "How many more people live in Tokyo than in London?" makes "London - Tokyo" the
+that is two names and a difference or a ratio (`textreact.cues`), the call is written as the
+question asks: "How many more people live in Tokyo than in London?" makes "London - Tokyo" the
 numbers of Tokyo - London."""
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ _LEADING = regex.compile(
     r"(?:-[ ]+)?(?P<number>[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.,]\d|\w)"
     r"(?:[ ]+(?P<unit>[^\s(),;:]+))?"
 )
-# What is left of a call of two names and one operator once the names are taken out.
-_OPERATOR_ONLY = regex.compile(r"[\s()]*[-+*/][\s()]*")
+# What is left of a call of two names and a difference or a ratio once the names are taken
+# out: the misreading the question mends is one of these for the other, or the order; a sum
+# or a product the model wrote is its own ("how many times ... as well as ..." is a sum).
+_OPERATOR_ONLY = regex.compile(r"[\s()]*[-/][\s()]*")
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def _replaced(value: Any, numbers: dict[str, str], asked: cues.Comparison | None
 
 
 def _only_operator(value: str, numbers: dict[str, str]) -> bool:
-    """Whether `value` is the needs, each once, and one operator (parentheses aside)."""
+    """Whether `value` is the needs, each once, and a `-` or a `/` (parentheses aside)."""
     for need in numbers:  # the longest first: "New York" is not taken out of "New York City"
         value, taken = regex.subn(regex.escape(need), "", value, count=1, flags=regex.I)
         if not taken:

@@ -386,11 +386,14 @@ def _named(tools: Sequence[str]) -> str:
     return ", ".join(tools[:_NAMED_TOOLS]) + (", ..." if tools[_NAMED_TOOLS:] else "")
 
 
-def copied(value: str, question: str, lang: str = "en", *, answer: bool) -> str:
+def copied(
+    value: str, question: str, lang: str = "en", *, answer: bool, again: bool = False
+) -> str:
     """Shown instead of running a call, or accepting an answer, copied from an example: the
     question is restated, because a model that copies has lost it (`answer`: the copy is a
-    final answer)."""
-    name = "copied_answer" if answer else "copied_input"
+    final answer; `again`: a call copied after it was sent back, when no tool is offered
+    next)."""
+    name = "copied_answer" if answer else "copied_again" if again else "copied_input"
     shown = truncate(" ".join(value.split()), 100)
     return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
 

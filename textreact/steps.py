@@ -171,8 +171,8 @@ class Turn:
     #: answer that repeats the model's own input, sent back), "unfinished" (an answer given
     #: before a call that needed other things found first has run), "echoed" (the answer
     #: after an echo was no answer either), "copied_again" (an example's call copied once
-    #: more, at any later step, after it was sent back: not run), "closed_book" (the question
-    #: asked once more alone, no tools).
+    #: more after it was sent back: not run, and no tool is offered from then on),
+    #: "closed_book" (the question asked once more alone, no tools).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
     #: the closed-book one).
@@ -253,7 +253,8 @@ class Result:
     usage: Usage
     #: True when the answer came from the one tool-less request made at the step limit. (An
     #: answer asked for alone after the model lost the thread ends its last turn, noted
-    #: "closed_book", and the run, as "final_answer".)
+    #: "closed_book", and the run: as "final_answer", or as "truncated" where the ask came
+    #: after two cut-off replies and got no answer either.)
     best_effort: bool = False
     #: The model's error message when `stop_reason == "model_error"`.
     error: str | None = None
