@@ -75,6 +75,20 @@ def test_the_words_that_fix_the_order_and_the_operator(
         ("How many times smaller is the Moon than the Earth?", ["Earth", "Moon"]),
         ("光速比声速快几倍？", ["光速", "声速"]),  # A / B, or A / B - 1
         ("东京人口比伦敦人口多多少倍？", ["东京人口", "伦敦人口"]),
+        ("How many times is London smaller than Tokyo?", ["London", "Tokyo"]),
+        ("How many times is London as small as Tokyo?", ["London", "Tokyo"]),
+        ("How many times smaller is Mall of America than West Edmonton Mall?",
+         ["Mall of America", "West Edmonton Mall"]),
+        # "how many times" that counts
+        ("How many times has Brazil won the World Cup more than Germany?", ["Brazil", "Germany"]),
+        # two comparisons: which one is this call for?
+        ("How many times bigger is London than Tokyo, and how many more people live in Tokyo"
+         " than London?", ["Tokyo", "London"]),
+        ("上海人口是北京的几倍，比北京多多少？", ["上海人口", "北京人口"]),
+        # of two years, the earlier is the smaller
+        ("How much longer ago was Rome founded than Paris?", ["Rome", "Paris"]),
+        # a name found only inside another word
+        ("How many more people live in Romeo than in Paris?", ["Rome", "Paris"]),
         # "as well as" links no comparison
         ("How many times have Brazil as well as Germany won the World Cup?",
          ["Brazil", "Germany"]),

@@ -724,8 +724,57 @@ def test_a_copied_call_and_then_a_copied_answer_ask_the_question_alone() -> None
     result, script = run("text", "sync", moves, question=question)
     notes = [t.note for t in result.steps]
     assert notes == ["copied", "copied_again", "copied", "copied", "closed_book"]
+    # no tool is offered any more: the answer sent back is not told to call one
+    assert "Answer this question with what you know" in result.steps[2].observation
+    assert "call a tool" not in result.steps[2].observation
     assert script.requests[-1][-1] == {"role": "user", "content": question}
     assert (result.answer, result.stop_reason) == ("Bonjour", "final_answer")
+    script.assert_exhausted()
+
+
+def test_after_a_copy_made_again_no_tool_is_offered_whatever_else_steered() -> None:
+    """A call in the same reply that needed other things found would require a call next;
+    the model lost on copies is offered none, and the copy never runs (its words, quoted in
+    the note, are no result that makes a third copy the question's own)."""
+    copy = ("lookup_fact", {"query": "capital of France"})
+    names = ("calculator", {"expression": "Mount Everest - Mount Fuji"})
+    replies = [ScriptedModel.calls(copy), ScriptedModel.calls(copy, names), "8849"]
+    script = ScriptedModel(replies)
+    result = Agent(script, protocol="native").run("How much higher is Everest than Fuji?")
+    assert [t.note for t in result.steps][:2] == ["copied", "copied_again"]
+    assert [o.get("tool_choice") for o in script.options] == [None, None, "none"]
+    assert all("Paris" not in (t.observation or "") for t in result.steps)
+    assert result.answer == "8849"
+
+
+def test_under_a_required_tool_choice_a_copy_made_again_is_the_model_s_choice() -> None:
+    copy = call("lookup_fact", query="capital of France")
+    moves = [copy, copy, answer("Paris")]
+    result, _ = run("text", "sync", moves, question="How tall is Everest?", tool_choice="required")
+    assert [t.note for t in result.steps] == ["copied", None, None]
+    assert result.steps[1].observation.startswith("Paris (")
+
+
+def test_a_copied_answer_again_after_a_call_worked_is_the_model_s_to_give() -> None:
+    """An example's answer may be this question's too ("Yes"): once a call has found
+    something, the closed-book ask, which carries no history, would drop it."""
+    example = [
+        {"role": "user", "content": "Is Lyon in France?"},
+        {"role": "assistant", "content": "Thought: easy.\nFinal Answer: Yes"},
+    ]
+    moves = [answer("Yes"), call("lookup_fact", query="capital of Japan"), answer("Yes")]
+    script = ScriptedModel([m.render("text") for m in moves])
+    result = Agent(script, examples=example).run("Is Tokyo in Japan?")
+    assert [t.note for t in result.steps] == ["copied", None, None]
+    assert (result.answer, result.stop_reason) == ("Yes", "final_answer")
+    script.assert_exhausted()
+
+
+def test_two_cut_off_replies_after_a_call_worked_end_the_run_as_before() -> None:
+    moves = [call("calculator", expression="2 + 2"), CUT, CUT]
+    result, script = run("text", "sync", moves)
+    assert [t.note for t in result.steps] == [None, "truncated", "truncated"]
+    assert (result.answer, result.stop_reason) == (None, "truncated")
     script.assert_exhausted()
 
 

@@ -62,7 +62,7 @@ def examples(
     the example asks it) lends nothing: its answer is the right one."""
     question = opening[-1].get("content") if opening else None
     asked = set(_words(question)) if isinstance(question, str) else set()
-    inputs = {_fold(v) for tool in tools for v in _strings(tool.example)}
+    inputs = {fold(v) for tool in tools for v in _strings(tool.example)}
     answers: set[str] = set()
     lends, new_exchange = True, True
     for message in opening[:-1]:
@@ -75,10 +75,10 @@ def examples(
             continue
         for step in read(Completion(content), tools).steps:
             if isinstance(step, Action) and isinstance(step.input, dict) and lends:
-                inputs.update(_fold(v) for v in _strings(step.input))
+                inputs.update(fold(v) for v in _strings(step.input))
             elif isinstance(step, FinalAnswer):
                 if lends:
-                    answers.add(_fold(step.answer))
+                    answers.add(fold(step.answer))
                 new_exchange = True
     return Examples(frozenset(inputs), frozenset(answers))
 
@@ -130,14 +130,15 @@ def _same_subject(example_question: str, asked: set[str]) -> bool:
 def _copied(value: str, shown: frozenset[str], seen: str) -> bool:
     """Shown as an example, and half its words or more are not the run's own: "San Francisco,
     CA" is no copy when the question asks about San Francisco."""
-    if _fold(value) not in shown:
+    if fold(value) not in shown:
         return False
     known = set(_words(seen))
     words = _words(value)
     return 2 * sum(word not in known for word in words) >= len(words) > 0
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """A value as copies are compared: case, runs of blanks and a closing full stop aside."""
     return " ".join(text.casefold().split()).rstrip(".")
 
 

@@ -127,6 +127,9 @@ class _Run:
         #: The model repeated a call twice in a row: it is asked for its answer, and the
         #: next request offers no tool (a grammar then holds it to a Final Answer).
         self.looping = False
+        #: The model copied an example again after it was sent back: no tool is offered from
+        #: then on (under the default tool choice), whatever else steered the next request.
+        self.lost_to_copies = False
         #: A tool whose failed call the model just repeated: the next request leaves it out,
         #: so a grammar steers the model to another tool or to its answer.
         self.shunned: str | None = None
@@ -173,6 +176,8 @@ class _Run:
         free choice is the tool the model was steered back to, if any; once the model is
         looping, a free choice becomes "none"."""
         wanted = self.s.tool_choice
+        if wanted == "auto" and self.lost_to_copies:
+            return "none"
         if wanted == "auto" and self.steered is not None:
             return self.steered
         if wanted not in ("auto", "none"):
@@ -277,7 +282,7 @@ class _Run:
         turn = dataclasses.replace(turn, note="truncated")
         if self.truncations_in_row > 1:
             yield from self.record(turn)
-            if self.s.best_effort:
+            if self.s.best_effort and not self.worked():  # nothing found that the ask would drop
                 return (yield from self.closed_book(otherwise="truncated"))
             return "truncated"
         note = self.s.protocol.note("truncated", self.s.lang)
@@ -308,15 +313,16 @@ class _Run:
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
         copying = self.examples.copied_input(prepared.arguments, self.seen())
-        told_at = self.told.get(copying or "")
-        self.first_time(copying)
+        key = None if copying is None else copied.fold(copying)
+        told_at = self.told.get(key or "")
+        self.first_time(key)
         again = told_at is not None and told_at < self.requests  # sent back at an earlier reply
-        if copying is not None and (not again or s.best_effort):
+        if copying is not None and (not again or (s.best_effort and s.tool_choice == "auto")):
             # the next request leaves the tool out: Qwen sent the same again. Sent back once
             # and copied again, the model is lost: no tool is offered from then on, and an
             # answer copied too is asked for alone (`lost`)
             self.shunned = prepared.tool.name
-            self.looping = self.looping or again
+            self.lost_to_copies = self.lost_to_copies or again
             text = observation.copied(copying, self.question, s.lang, answer=False, again=again)
             result = ToolResult(
                 prepared.tool.name, prepared.arguments, error=text, error_kind="copied"
@@ -412,21 +418,31 @@ class _Run:
     def found(self) -> str:
         """Every tool result so far (the engine's own notes are not: a format error's hint
         shows a tool's example input, and a copied call never ran)."""
-        return "\n".join(t.observation or "" for t in self.turns if t.result and t.note != "copied")
+        return "\n".join(
+            t.observation or "" for t in self.turns if t.result and t.result.error_kind != "copied"
+        )
 
     def sent_back(self, answer: str) -> tuple[str, str] | None:
         """The note that sends an answer back, and the turn's note: it copies an example's
         answer, only repeats what the model sent to one of its tools, or comes too early (two
         heights looked up, their difference never calculated; or only one of them looked up)."""
         s = self.s
-        copy = self.first_time(self.examples.copied_answer(answer, self.seen()))
-        if copy is not None:
-            return observation.copied(copy, self.question, s.lang, answer=True), "copied"
+        copy = self.examples.copied_answer(answer, self.seen())
+        if copy is not None and self.first_time(copied.fold(copy)) is not None:
+            text = observation.copied(
+                copy, self.question, s.lang, answer=True, again=self.lost_to_copies
+            )
+            return text, "copied"
         tool = copied.echoed(answer, self.calls())
         if tool is not None and self.first_time(answer) is not None:
             return observation.echoed(answer, tool, self.question, s.lang), "echo"
-        text = self.too_early()
+        text = None if self.lost_to_copies else self.too_early()  # no tool to finish it with
         return None if text is None else (text, "unfinished")
+
+    def worked(self) -> bool:
+        """Whether a call has worked in this run: then a closed-book ask, which carries no
+        history, would drop what it found."""
+        return any(t.result is not None and not t.result.is_error for t in self.turns)
 
     def calls(self) -> list[tuple[str, dict[str, Any]]]:
         """(tool, arguments) of every call the run has made."""
@@ -441,7 +457,9 @@ class _Run:
         again is not enough: Qwen sent `1969` to the calculator, which refused a lone number,
         and `1969` was its right answer."""
         if self.examples.copied_answer(answer, self.seen()) is not None:
-            return "copied"  # `sent_back` sent the first copy back: this one comes after
+            # `sent_back` sent the first copy back: this one comes after. A model that has
+            # found something may mean it ("Yes" may be right however the example answered)
+            return "copied" if not self.worked() else None
         if not self.turns or self.turns[-1].note != "echo":
             return None
         restated = copied.restates(answer, self.question, self.found(), self.calls())

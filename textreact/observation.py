@@ -391,9 +391,10 @@ def copied(
 ) -> str:
     """Shown instead of running a call, or accepting an answer, copied from an example: the
     question is restated, because a model that copies has lost it (`answer`: the copy is a
-    final answer; `again`: a call copied after it was sent back, when no tool is offered
-    next)."""
-    name = "copied_answer" if answer else "copied_again" if again else "copied_input"
+    final answer; `again`: the model copied an example's call after it was sent back, and
+    no tool is offered from then on)."""
+    kinds = ("copied_answer_alone", "copied_answer") if answer else ("copied_again", "copied_input")
+    name = kinds[0] if again else kinds[1]
     shown = truncate(" ".join(value.split()), 100)
     return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
 

@@ -171,7 +171,8 @@ class Turn:
     #: answer that repeats the model's own input, sent back), "unfinished" (an answer given
     #: before a call that needed other things found first has run), "echoed" (the answer
     #: after an echo was no answer either), "copied_again" (an example's call copied once
-    #: more after it was sent back: not run, and no tool is offered from then on),
+    #: more after it was sent back: not run, and under the default tool choice no tool is
+    #: offered from then on),
     #: "closed_book" (the question asked once more alone, no tools).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
