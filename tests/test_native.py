@@ -89,9 +89,16 @@ def test_an_unknown_tool_is_a_tool_error_not_a_crash() -> None:
 
 
 def test_a_reply_cut_by_the_length_limit_is_never_an_answer() -> None:
-    result, bodies = run([text("The answer is 3", "length"), text("The answer is 39", "length")])
+    """Cut twice before any call worked: the question is asked alone once (the closed-book
+    ask), and that reply cut off too is no answer either."""
+    cut = [text("The answer is 3", "length"), text("The answer is 39", "length")]
+    result, bodies = run([*cut, text("The answer is 391 or", "length")])
     assert (result.answer, result.stop_reason) == (None, "truncated")
     assert bodies[1]["messages"][-1]["role"] == "user"
+    assert bodies[2]["messages"][-1] == {"role": "user", "content": "What is 17 * 23?"}
+    assert "tools" not in bodies[2]
+    result, _ = run(cut, best_effort=False)
+    assert (result.answer, result.stop_reason) == (None, "truncated")
 
 
 def test_calls_cut_by_the_length_limit_are_not_run() -> None:
