@@ -537,6 +537,34 @@ class TestRealServer:
         )
         assert matches(text, step_text(written, lang))
 
+    def test_a_pattern_makes_a_grammar_the_server_accepts_and_obeys(self, base_url: str) -> None:
+        """Escapes, classes, CJK and alternation, as llama.cpp reads them; the reply's value
+        matches its pattern."""
+        words = r"^(?:population|of|Taipei|台|北|2020|[ ,.]){1,12}$"
+        patterns = {
+            "code": r"^[A-Z]{3}-\d{2}$",
+            "quoted": r'^"[^"\\]*"\\?$',
+            "odd": r"^[\]\[^\-]{1,3}\.x{2,4}$",
+            "held": words,
+        }
+        tool = Tool.from_schema(
+            "coded",
+            "Use it.",
+            {"properties": {k: {"type": "string", "pattern": p} for k, p in patterns.items()},
+             "required": list(patterns)},
+        )  # fmt: skip
+        text = tools_grammar([tool], tool_choice="required")
+        messages = [{"role": "user", "content": "Call the tool."}]
+        reply = _post(base_url, {"messages": messages, "max_tokens": 600, "grammar": text})
+        assert reply.status_code == 200, reply.text
+        choice = reply.json()["choices"][0]
+        assert choice["finish_reason"] == "stop", choice  # each value is bounded
+        step = parse(choice["message"]["content"])
+        assert step.kind == "action", step
+        for name, pattern in patterns.items():
+            assert re.search(pattern, step.input[name]), (name, step.input[name])
+        tool.parse_arguments(step.input)
+
     def test_every_bfcl_schema_makes_a_grammar_the_server_accepts(self, base_url: str) -> None:
         from test_bfcl_schemas import BFCL, _functions, _tool
 

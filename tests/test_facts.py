@@ -92,6 +92,31 @@ def test_words_of_one_fact_only_answer_it_by_name(query: str, about: str) -> Non
     assert f"({about}" in lookup_fact(query)
 
 
+@pytest.mark.parametrize(
+    ("query", "about"),
+    [
+        ("average distance from the Earth to the Moon", "average distance from the Earth to"),
+        ("mean distance from the Earth to the Sun", "one astronomical unit"),
+        ("population of Taipei in 2020", "population of Taipei, 2020"),
+    ],
+)
+def test_a_known_query_with_words_of_its_fact_s_description_answers_it(
+    query: str, about: str
+) -> None:
+    """Qwen asked for the "average distance from the Earth to the Moon" and was told it was
+    unknown; the fact says it is the average one."""
+    assert f"({about}" in lookup_fact(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["population density of Taipei", "average population of Taipei", "distance to the Sun 1975"],
+)
+def test_a_known_query_with_words_its_fact_does_not_say_is_a_miss(query: str) -> None:
+    """A wrong number is worse than a miss: "density" is another fact."""
+    assert lookup_fact(query).startswith("unknown: ")
+
+
 @pytest.mark.parametrize("query", ["Taipei", "population", "m", "km per hour", "Taipei 1975"])
 def test_words_shared_by_several_facts_or_units_alone_are_a_miss(query: str) -> None:
     assert lookup_fact(query).startswith("unknown: ")

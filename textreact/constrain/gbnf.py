@@ -9,7 +9,8 @@ without an error when it is malformed, where a malformed GBNF is refused with a 
 What a weak model may write is bounded on purpose: strings (`MAX_STRING` characters unless the
 schema says `maxLength`), arrays (`MAX_ITEMS`), digits of a number, members of a free-form object
 and its nesting depth, so that a model cannot ramble inside one value until the token limit.
-The grammar is the shape; `Tool.parse_arguments` still checks the rest (ranges, patterns).
+A string's `pattern` is held to where `textreact.constrain.pattern` reads it; the grammar is
+the shape, and `Tool.parse_arguments` still checks the rest (ranges, patterns it cannot read).
 JSON is written compact, with at most one space after `:` and `,` (as `json.dumps` does), on one
 line: the Action Input is one line of the protocol.
 """
@@ -20,6 +21,7 @@ import json
 import re
 from typing import Any, Final
 
+from textreact.constrain.pattern import pattern_grammar
 from textreact.tools.schema import resolve, types_of
 
 #: Characters of a string whose schema gives no `maxLength`.
@@ -204,6 +206,12 @@ class Rules:
         """A JSON string: a date or date-time by its `format`, else of bounded length."""
         if schema.get("format") in _FORMATS:
             return self.shared(_FORMATS[schema["format"]])
+        lengths = {"minLength", "maxLength"} & schema.keys()  # the plain rule bounds those
+        held = None if lengths else pattern_grammar(schema.get("pattern"), "char", self.max_string)
+        if held is not None:
+            if "(char)" in held:
+                self.shared("char")
+            return self.add(hint + "-pattern", f'"\\"" {held} "\\""'.replace("  ", " "))
         low = _count(schema.get("minLength"), 1)
         high = min(_count(schema.get("maxLength"), self.max_string), self.max_string)
         if low > high:  # a schema that no string fits is the validator's to report

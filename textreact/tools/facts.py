@@ -6,7 +6,9 @@ never fuzzy: "population of Taipei", "Taipei population", "What is the populatio
 and "台北人口" all reduce to the same key, while "population density of Taipei" does not match
 (a wrong number is worse than a miss). A query whose words all belong to the queries of exactly
 one fact ("Mount Everest") answers that fact, and so does one that matches once the units it
-closes with are dropped ("speed of light in metres per second"): the answer names what it is
+closes with are dropped ("speed of light in metres per second"), and so does one that holds a
+known query of one fact whole plus words of that fact's own description ("average distance
+from the Earth to the Moon", described as the average one): the answer names what it is
 and its unit, so the model can tell, and a small model that leaves out the noun ("height") is
 not sent round again for nothing. A query that names several facts whole ("combined population
 of Taipei and New York City") answers each of them, one per line: a small model asks for
@@ -98,15 +100,20 @@ def _without_units(words: list[str]) -> list[str]:
 
 @functools.cache
 def _table() -> tuple[
-    dict[frozenset[str], str], tuple[tuple[str, frozenset[str]], ...], frozenset[str]
+    dict[frozenset[str], str],
+    tuple[tuple[str, frozenset[str]], ...],
+    frozenset[str],
+    dict[str, frozenset[str]],
 ]:
-    """(key -> answer, every known query with its key, the words that name a kind of fact);
-    built once, on first use."""
+    """(key -> answer, every known query with its key, the words that name a kind of fact,
+    answer -> the words of what it is about); built once, on first use."""
     data = json.loads(resources.files(__package__).joinpath("facts.json").read_text("utf-8"))
     answers: dict[frozenset[str], str] = {}
     queries: list[tuple[str, frozenset[str]]] = []
+    about: dict[str, frozenset[str]] = {}
     for fact in data["facts"]:
         answer = f"{fact['value']} ({fact['about']})"
+        about[answer] = _key(_words(fact["about"]))
         for query in fact["queries"]:
             key = _key(_words(query))
             if answers.setdefault(key, answer) != answer:
@@ -117,7 +124,7 @@ def _table() -> tuple[
         for word in key:
             facts_with.setdefault(word, set()).add(answer)
     kinds = frozenset(w for w, found in facts_with.items() if len(found) >= _KIND)
-    return answers, tuple(queries), kinds
+    return answers, tuple(queries), kinds, about
 
 
 def _closeness(key: frozenset[str], other: frozenset[str], kinds: frozenset[str]) -> float:
@@ -171,7 +178,7 @@ def lookup_fact(query: str) -> str:
     if _ARITHMETIC.fullmatch(query):
         shown = " ".join(query.split())
         raise WrongToolError(f'"{shown}" is arithmetic, not a fact to look up: calculate it.')
-    answers, queries, kinds = _table()
+    answers, queries, kinds, about = _table()
     key = _key(_words(query))
     for words in dict.fromkeys((key, _key(_without_units(_words(query))))):
         if words in answers:
@@ -181,6 +188,13 @@ def lookup_fact(query: str) -> str:
         containing = {answers[other] for _, other in queries if words < other}
         if len(containing) == 1:
             return containing.pop()
+        described = {
+            answers[other]
+            for _, other in queries
+            if other < words and words <= other | about[answers[other]]
+        }
+        if len(described) == 1:
+            return described.pop()
     shown = " ".join(query.split())[:80]
     parts = _parts(query, key, queries, answers, kinds)
     if len(parts) > 1:

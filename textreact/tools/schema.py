@@ -24,6 +24,7 @@ import regex
 
 from textreact import jsonish, templates
 from textreact.errors import ConfigError
+from textreact.tools.pattern import shortest
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
 _TYPE_ALIASES: Final[dict[str, str | None]] = {
@@ -250,7 +251,8 @@ def example_candidates(
     """Values for `schema`, best first: what the schema itself gives (`const`, `examples`,
     `example`, `default`, `enum`), values its description quotes or offers (`e.g. 'San
     Francisco, CA'`, `for instance Boston`, `Default is 3`), a value of its `format` from the
-    ranges reserved for documentation (`name@example.com`, 2024-01-31), then a neutral value.
+    ranges reserved for documentation (`name@example.com`, 2024-01-31), the shortest string
+    of its `pattern` (`AAA-00` for `^[A-Z]{3}-\\d{2}$`), then a neutral value.
 
     The neutral value of a string is the parameter's name in angle brackets, `"<city>"`: it
     tells the model what belongs there, and a model that copies it sends something no tool
@@ -277,6 +279,9 @@ def example_candidates(
     kind = kinds[0] if kinds else ("object" if "properties" in schema else "string")
     if kind == "string" and schema.get("format") in _FORMAT_EXAMPLES:
         yield _FORMAT_EXAMPLES[schema["format"]]
+    matched = shortest(schema["pattern"]) if kind == "string" and "pattern" in schema else None
+    if matched is not None:
+        yield matched
     yield from _neutral(kind, schema, root, depth, name, fits)
 
 

@@ -1,0 +1,128 @@
+"""A string's JSON Schema `pattern` -> GBNF for the JSON text of a string it matches, so that a
+grammar holds a string argument to its tool's pattern instead of letting a weak model write
+any text for the validator to refuse afterwards. The pattern is read by
+`textreact.tools.pattern`; outside its subset there is no grammar of it (None), and the caller
+keeps the plain string: a grammar narrower than the pattern would forbid a value the tool
+takes.
+
+The text written is JSON: `"` and `\\` appear escaped, everything else raw, as
+`json.dumps(..., ensure_ascii=False)` writes it. A negated class or `.` takes no control
+character (nor DEL, which the JSON string rule leaves out too): a tool's argument never wants
+one its pattern does not name, and one it names is written as its escape."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+from textreact.tools.pattern import Alt, Branch, Chars, Node, Seq, least, read
+
+_QUOTING: Final = frozenset('"\\')
+#: Characters JSON text never holds raw.
+_SPECIAL: Final = _QUOTING | frozenset(chr(c) for c in range(0x20))
+_LITERAL: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def pattern_grammar(pattern: str, char: str, most: int) -> str | None:
+    """A GBNF expression for the JSON text between the quotes of a string that `pattern`
+    matches, searched as JSON Schema does (an unanchored end takes any `char`s: the name of
+    the rule of one JSON string character); "" where only the empty string matches; None
+    where the pattern is outside the subset `textreact.tools.pattern` reads. A repetition
+    without a bound, and each unanchored end, takes at most `most`: a weak model wrote `-`
+    under `[-]+` until the token limit."""
+    branches = read(pattern) if isinstance(pattern, str) else None
+    if branches is None or min(least(b.node) for b in branches) > most:
+        return None  # a value longer than any string the grammar bounds
+    try:
+        return _options([_branch(b, char, most) for b in branches])
+    except RecursionError:
+        return None
+
+
+def _branch(branch: Branch, char: str, most: int) -> str:
+    free = f"({char}){{0,{most}}}"
+    pieces = [] if branch.start else [free]
+    pieces.append(_expression(branch.node, most))
+    pieces += [] if branch.end else [free]
+    return " ".join(p for p in pieces if p)
+
+
+def _expression(node: Node, most: int) -> str:
+    if isinstance(node, Chars):
+        return _class(node)
+    if isinstance(node, Alt):
+        return _options([_expression(o, most) for o in node.options])
+    if isinstance(node, Seq):
+        items: list[str] = []
+        for item in (_expression(i, most) for i in node.items):
+            if items and _LITERAL.fullmatch(item) and _LITERAL.fullmatch(items[-1]):
+                items[-1] = items[-1][:-1] + item[1:]  # "a" "b" -> "ab"
+            elif item:
+                items.append(item)
+        return " ".join(items)
+    inner = _expression(node.node, most)
+    if not inner:
+        return ""
+    if least(node.node) == 0 and node.high != 1:
+        raise RecursionError  # a repetition of what may be empty: llama.cpp's paths explode
+    high = max(node.low, most) if node.high is None else node.high
+    bounds = "?" if (node.low, high) == (0, 1) else f"{{{node.low},{high}}}"
+    return f"({inner}){{{node.low}}}" if high == node.low else f"({inner}){bounds}"
+
+
+def _options(options: list[str]) -> str:
+    """One of `options` (GBNF expressions; "" matches the empty string)."""
+    written = list(dict.fromkeys(o for o in options if o))
+    if not written:
+        return ""
+    group = written[0] if len(written) == 1 else "(" + " | ".join(written) + ")"
+    return f"({group})?" if not all(options) else group
+
+
+def _class(chars: Chars) -> str:
+    """One character as JSON text: the ones written raw in one GBNF class (or a literal),
+    each special one (quote, backslash, a control character the class names) as its
+    escape."""
+    specials = sorted(c for c in (_QUOTING if chars.negated else _SPECIAL) if chars.takes(c))
+    options = [_literal(c) for c in specials]
+    if chars.negated:
+        members = "".join(_member(low, high) for low, high in chars.ranges)
+        options.insert(0, f'[^{members}"\\\\\\x00-\\x1F\\x7F]')
+    else:
+        plain = _without_specials(chars.ranges)
+        if len(plain) == 1 and plain[0][0] == plain[0][1]:
+            options.insert(0, _literal(plain[0][0]))  # a literal joins its neighbours
+        elif plain:
+            options.insert(0, "[" + "".join(_member(low, high) for low, high in plain) + "]")
+    return options[0] if len(options) == 1 else "(" + " | ".join(options) + ")"
+
+
+def _literal(char: str) -> str:
+    """The JSON text of `char` as a GBNF literal: that text holds no raw control character,
+    so a JSON string of it is a GBNF literal too."""
+    return json.dumps(json.dumps(char, ensure_ascii=False)[1:-1], ensure_ascii=False)
+
+
+def _without_specials(ranges: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The ranges cut around the characters JSON escapes."""
+    out = []
+    for low, high in ranges:
+        first = ord(low)
+        for cut in [*sorted(ord(c) for c in _SPECIAL if low <= c <= high), ord(high) + 1]:
+            if first < cut:
+                out.append((chr(first), chr(cut - 1)))
+            first = cut + 1
+    return out
+
+
+def _member(low: str, high: str) -> str:
+    return _class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}"
+
+
+def _class_char(char: str) -> str:
+    """One character inside a GBNF class: `\\xHH` for the ones a class gives a meaning to
+    (llama.cpp reads few escapes) and for control characters."""
+    if char in "]\\^-[" or ord(char) < 0x20 or ord(char) == 0x7F:
+        return f"\\x{ord(char):02X}"
+    return char
