@@ -73,7 +73,8 @@ def test_a_malformed_tool_schema_is_a_400_that_says_where_and_what_to_write(
 
 
 def test_a_schema_no_example_fits_says_to_add_examples() -> None:
-    zip_code = {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}}
+    # a lookahead: no example is made from it (`^[0-9]{5}$` gets its shortest match, 00000)
+    zip_code = {"zip": {"type": "string", "pattern": "^(?=7)[0-9]{5}$"}}
     tools = [tool_with(zip_code, required=["zip"])]
     error = _error({"model": "m", "messages": QUESTION, "tools": tools})
     assert error.param == "tools[0].function.parameters"
@@ -91,7 +92,7 @@ def test_the_field_of_a_refused_function_comes_from_the_error_not_its_words() ->
     assert 'must describe an object ("type": "object")' in error.message
     assert "no example call" not in error.message
     note = {"type": "string", "description": "e.g. 'a (b'"}
-    zip_code = {"type": "string", "pattern": "^[0-9]{5}$"}
+    zip_code = {"type": "string", "pattern": "^(?=7)[0-9]{5}$"}  # no example made from it
     tools = [tool_with({"note": note, "zip": zip_code}, required=["note", "zip"])]
     error = _error({"model": "m", "messages": QUESTION, "tools": tools})
     assert "fits it (Invalid Action Input for f:" in error.message
