@@ -53,6 +53,7 @@ def takes(grammar_text: str, value: str) -> bool:
         (r"^$", [""], ["x"]),
         (r"^[\u3000-\u303F]+$", ["。、"], ["a"]),
         (r"^\x41\u0042$", ["AB"], ["ab"]),
+        (r"^a  b$", ["a  b"], ["a b"]),  # spaces in a literal are its own
         (r"^a{1}b{0,2}$", ["a", "abb"], ["abbb", "b"]),
         (r"^{x}$", ["{x}"], ["x"]),  # a brace that starts no repetition is itself
     ],

@@ -211,7 +211,8 @@ class Rules:
         if held is not None:
             if "(char)" in held:
                 self.shared("char")
-            return self.add(hint + "-pattern", f'"\\"" {held} "\\""'.replace("  ", " "))
+            body = " ".join(piece for piece in ('"\\""', held, '"\\""') if piece)
+            return self.add(hint + "-pattern", body)
         low = _count(schema.get("minLength"), 1)
         high = min(_count(schema.get("maxLength"), self.max_string), self.max_string)
         if low > high:  # a schema that no string fits is the validator's to report

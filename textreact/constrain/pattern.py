@@ -24,19 +24,23 @@ _SPECIAL: Final = _QUOTING | frozenset(chr(c) for c in range(0x20))
 _LITERAL: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
-def pattern_grammar(pattern: str, char: str, most: int) -> str | None:
+class _Unwritable(Exception):
+    """A pattern read whole that has no grammar llama.cpp can run."""
+
+
+def pattern_grammar(pattern: object, char: str, most: int) -> str | None:
     """A GBNF expression for the JSON text between the quotes of a string that `pattern`
     matches, searched as JSON Schema does (an unanchored end takes any `char`s: the name of
     the rule of one JSON string character); "" where only the empty string matches; None
     where the pattern is outside the subset `textreact.tools.pattern` reads. A repetition
     without a bound, and each unanchored end, takes at most `most`: a weak model wrote `-`
     under `[-]+` until the token limit."""
-    branches = read(pattern) if isinstance(pattern, str) else None
+    branches = read(pattern)
     if branches is None or min(least(b.node) for b in branches) > most:
         return None  # a value longer than any string the grammar bounds
     try:
         return _options([_branch(b, char, most) for b in branches])
-    except RecursionError:
+    except _Unwritable:
         return None
 
 
@@ -65,7 +69,7 @@ def _expression(node: Node, most: int) -> str:
     if not inner:
         return ""
     if least(node.node) == 0 and node.high != 1:
-        raise RecursionError  # a repetition of what may be empty: llama.cpp's paths explode
+        raise _Unwritable  # a repetition of what may be empty: llama.cpp's paths explode
     high = max(node.low, most) if node.high is None else node.high
     bounds = "?" if (node.low, high) == (0, 1) else f"{{{node.low},{high}}}"
     return f"({inner}){{{node.low}}}" if high == node.low else f"({inner}){bounds}"

@@ -3,13 +3,14 @@ the grammar writes GBNF from it (`textreact.constrain.pattern`), so a weak model
 a string its tool refuses, and a tool's example takes the shortest string it matches, so a
 required argument with a pattern needs no example written by hand.
 
-Read: literals and escapes, classes (ranges, negation, `\\d \\w \\s` and their negations, ASCII
-as in ECMA-262, JSON Schema's dialect), `.`, groups (plain, non-capturing, named),
-alternation, and the repetitions `* + ? {m} {m,} {m,n}`, lazy or not; `^` and `$` only at the
-ends of a top-level alternative (a pattern is a search: an end without its anchor takes any
-characters). Anything else (lookarounds, back-references, `\\b`, `\\p{..}`, inline flags,
-POSIX classes, a repetition over MAX_REPEAT) reads as None: the caller does without, and the
-validator, which reads all of it, still checks every value."""
+Read: literals and escapes, classes (ranges, negation, `\\d \\w \\s` as ASCII, as in ECMA-262,
+JSON Schema's dialect), `.`, groups (plain, non-capturing, named), alternation, and the
+repetitions `* + ? {m} {m,} {m,n}`, lazy or not; `^` and `$` only at the ends of a top-level
+alternative (a pattern is a search: an end without its anchor takes any characters).
+Anything else reads as None: lookarounds, back-references, `\\b`, `\\p{..}`, inline flags,
+POSIX classes, `\\D \\W \\S` (wider than the validator's Unicode reading of them), `{,n}`,
+octal and surrogate escapes, a repetition over MAX_REPEAT, nesting deeper than Python's stack.
+The caller does without, and the validator, which reads all of it, still checks every value."""
 
 from __future__ import annotations
 
@@ -81,21 +82,26 @@ class _Unsupported(Exception):
     """The pattern uses something this subset does not read."""
 
 
-@functools.lru_cache(maxsize=256)
-def read(pattern: str) -> tuple[Branch, ...] | None:
-    """The pattern's top-level alternatives, or None where it is outside the subset."""
+def read(pattern: object) -> tuple[Branch, ...] | None:
+    """The pattern's top-level alternatives, or None where it is outside the subset (or no
+    pattern at all: a schema from outside may hold any value there)."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
         return None
+    return _read(pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def _read(pattern: str) -> tuple[Branch, ...] | None:
     try:
         return tuple(_branch(text) for text in _top_level(pattern))
     except (_Unsupported, RecursionError):  # nesting deeper than Python's stack
         return None
 
 
-def shortest(pattern: str) -> str | None:
+def shortest(pattern: object) -> str | None:
     """The shortest string the pattern matches (plain characters where it leaves a choice);
     None where it is outside the subset."""
-    branches = read(pattern) if isinstance(pattern, str) else None
+    branches = read(pattern)
     if branches is None or min(least(b.node) for b in branches) > MAX_SHORTEST:
         return None
     return min((_shortest(b.node) for b in branches), key=len)
