@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from textreact import copied, needs, observation, templates
+from textreact import copied, grounding, needs, observation, templates
 from textreact.errors import ModelError
 from textreact.memory import MemoryConfig
 from textreact.parser import parse
@@ -130,6 +130,9 @@ class _Run:
         #: The model copied an example again after it was sent back: no tool is offered from
         #: then on (under the default tool choice), whatever else steered the next request.
         self.lost_to_copies = False
+        #: Tools whose example call the model copied: where the protocol allows it, later
+        #: requests hold their free-text arguments to the run's own words (`grounding`).
+        self.held: set[str] = set()
         #: A tool whose failed call the model just repeated: the next request leaves it out,
         #: so a grammar steers the model to another tool or to its answer.
         self.shunned: str | None = None
@@ -166,6 +169,9 @@ class _Run:
         offered = self.tools
         if self.shunned not in (None, tool_choice):
             offered = [t for t in self.tools if t.name != self.shunned] or self.tools
+        if self.held and getattr(s.protocol, "holds_arguments", False):
+            words = grounding.vocabulary(self.question, self.found())
+            offered = [grounding.held(t, words) if t.name in self.held else t for t in offered]
         return s.protocol.request(
             self.opening, self.turns, offered, memory=memory or s.memory, lang=s.lang,
             preface=preface, tool_choice=tool_choice,
@@ -322,6 +328,7 @@ class _Run:
             # and copied again, the model is lost: no tool is offered from then on, and an
             # answer copied too is asked for alone (`lost`)
             self.shunned = prepared.tool.name
+            self.held.add(prepared.tool.name)
             self.lost_to_copies = self.lost_to_copies or again
             text = observation.copied(copying, self.question, s.lang, answer=False, again=again)
             result = ToolResult(

@@ -34,7 +34,11 @@ class Reading:
 @runtime_checkable
 class Protocol(_Protocol):
     """What the loop needs of a protocol. `TextProtocol` and `NativeProtocol` are the two
-    built in; a custom one implements these five methods and a `name`."""
+    built in; a custom one implements these five methods and a `name`. One whose requests use
+    the offered tools for a grammar alone may also set `holds_arguments = True`: the loop then
+    offers a tool whose example call the model copied with its free-text arguments held to the
+    run's own words (`textreact.grounding`); a protocol that sends the schemas themselves, as
+    native tools= does, must not."""
 
     name: str
 

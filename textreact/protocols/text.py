@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from textreact.models import Message
     from textreact.tools import Tool
 
+#: Grammars kept per protocol object, the oldest dropped first.
+_GRAMMARS = 64
+
 
 class TextProtocol:
     """ReAct in plain text. `examples` replaces the bundled worked example (a list of
@@ -26,6 +29,9 @@ class TextProtocol:
     server (see `OpenAICompatModel(constrain=...)`); the parser reads every reply either way."""
 
     name = "text"
+    #: The offered tools shape only the grammar (the prompt was written at the opening), so
+    #: the loop may offer a copy of a tool whose arguments are held to the run's words.
+    holds_arguments = True
 
     def __init__(
         self, *, examples: Sequence[Message] | None = None, constrain: bool = True
@@ -67,6 +73,8 @@ class TextProtocol:
         if key not in self._grammars:
             from textreact.constrain import tools_grammar
 
+            if len(self._grammars) >= _GRAMMARS:  # held tools are new objects for each run
+                del self._grammars[next(iter(self._grammars))]
             self._grammars[key] = tools_grammar(tools, tool_choice=tool_choice, lang=lang)
         return self._grammars[key]
 

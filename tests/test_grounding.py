@@ -1,0 +1,138 @@
+"""Grounding: after a copied example call, the tool's free-text arguments are held by the
+grammar to the run's own words, for the text protocol only."""
+
+from __future__ import annotations
+
+import json
+
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from textreact import Agent, ScriptedModel, Tool, builtin_tools
+from textreact.constrain import tools_grammar
+from textreact.constrain.recognizer import matches
+from textreact.grounding import held, vocabulary
+from textreact.tools.pattern import MAX_PATTERN, read
+
+QUESTION = "What is the combined population of Taipei and New York City?"
+
+
+def step(tool: str, value: str, key: str = "expression") -> str:
+    return f"Thought: I will call it.\nAction: {tool}\nAction Input: " + json.dumps({key: value})
+
+
+def pattern_of(tool: Tool, name: str) -> str:
+    return tool.parameters["properties"][name]["pattern"]
+
+
+def test_the_vocabulary_is_the_question_s_words_then_the_results_each_once() -> None:
+    words = vocabulary(QUESTION, "2602000 (population of Taipei, 2020)")
+    assert words[:3] == ("What", "is", "the")
+    assert words.count("population") == 1 and words[-2:] == ("2602000", "2020")
+
+
+def test_a_script_without_spaces_gives_one_word_per_character() -> None:
+    """So that Qwen can compose `台北 人口` from `台北的人口是多少？`."""
+    assert vocabulary("台北的人口是多少？", "") == ("台", "北", "的", "人", "口", "是", "多", "少")
+
+
+def test_a_vocabulary_too_long_for_a_pattern_keeps_the_question_s_words() -> None:
+    found = " ".join(f"word{i}" for i in range(2000))
+    words = vocabulary(QUESTION, found)
+    assert words[:11] == tuple(vocabulary(QUESTION, ""))
+    calculator = held(builtin_tools()[0], words)
+    assert len(pattern_of(calculator, "expression")) <= MAX_PATTERN
+    assert "word1999" not in words
+
+
+def test_a_held_argument_takes_the_question_s_phrases_and_not_the_example() -> None:
+    calculator = held(builtin_tools()[0], vocabulary(QUESTION, ""))
+    pattern = regex.compile(pattern_of(calculator, "expression"))
+    assert pattern.fullmatch("population of Taipei + population of New York City")
+    assert pattern.fullmatch("(12 + 30) * 4") is None  # begins with no word of the run
+    assert pattern.fullmatch("population of Paris") is None
+
+
+def test_the_held_grammar_allows_the_run_s_words_and_refuses_the_copy() -> None:
+    calculator, lookup = builtin_tools()
+    grounded = held(lookup, vocabulary("How tall is Mount Everest?", ""))
+    grammar = tools_grammar([calculator, grounded])
+    assert not matches(grammar, step("lookup_fact", "height of Mount Everest", "query"))
+    assert matches(grammar, step("lookup_fact", "Mount Everest", "query"))
+    assert not matches(grammar, step("lookup_fact", "capital of France", "query"))
+    assert matches(grammar, step("calculator", "(12 + 30) * 4"))  # not held: not copied
+
+
+def test_only_plain_strings_are_held_and_the_tool_itself_is_untouched() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "days": {"type": "integer"},
+        },
+        "required": ["city"],
+    }
+    weather = Tool.from_schema("weather", "Use it for the weather.", schema)
+    grounded = held(weather, ("Paris",))
+    assert "pattern" in grounded.parameters["properties"]["city"]
+    assert grounded.parameters["properties"]["unit"] == schema["properties"]["unit"]
+    assert grounded.parameters["properties"]["code"]["pattern"] == "^[A-Z]{3}$"
+    assert "pattern" not in weather.parameters["properties"]["city"]
+    assert held(weather, ("Paris",)) is grounded  # the same object: the grammar is cached
+    assert held(weather, ()) is weather
+
+
+@given(
+    st.text(min_size=1, max_size=200),
+    st.text(max_size=400),
+)
+def test_every_held_pattern_is_one_the_grammar_writes(question: str, found: str) -> None:
+    """Whatever the question and results hold, the hold is a pattern in the subset the
+    grammar reads (else the grammar would silently keep the plain string)."""
+    words = vocabulary(question, found)
+    grounded = held(builtin_tools()[1], words)
+    if words:
+        pattern = pattern_of(grounded, "query")
+        assert len(pattern) <= MAX_PATTERN and read(pattern) is not None
+        assert regex.fullmatch(pattern, " ".join(words[:5]))
+
+
+def lookup_offered(script: ScriptedModel, request: int) -> str:
+    return script.options[request]["grammar"]
+
+
+def test_after_a_copied_call_the_text_protocol_holds_that_tool_to_the_run_s_words() -> None:
+    """Request 2 leaves the copied tool out; request 3 offers it held (the question's words
+    and the height found), and the calculator, never copied, as it is."""
+    script = ScriptedModel(
+        [
+            step("lookup_fact", "capital of France", "query"),
+            step("lookup_fact", "height of Mount Everest", "query"),
+            "Thought: done.\nFinal Answer: 8849 m",
+        ]
+    )
+    result = Agent(script, protocol="text").run("How tall is Mount Everest?")
+    assert [t.note for t in result.steps] == ["copied", None, None]
+    first, third = script.options[0]["grammar"], script.options[2]["grammar"]
+    assert '"Everest"' not in first and '"Everest"' in third and '"8849"' in third
+    assert '"France"' not in third
+    assert matches(third, step("calculator", "(12 + 30) * 4"))
+    assert not matches(third, step("lookup_fact", "capital of France", "query"))
+
+
+def test_the_native_protocol_sends_the_tools_schemas_as_they_are() -> None:
+    """tools= is the tool's own schema, which a provider validates: no held copy leaks in."""
+    script = ScriptedModel(
+        [
+            ScriptedModel.calls(("lookup_fact", {"query": "capital of France"})),
+            ScriptedModel.calls(("lookup_fact", {"query": "height of Mount Everest"})),
+            "8849 m",
+        ]
+    )
+    Agent(script, protocol="native").run("How tall is Mount Everest?")
+    sent = json.dumps([o.get("tools") for o in script.options])
+    assert '"lookup_fact"' in json.dumps(script.options[2].get("tools"))
+    assert "pattern" not in sent

@@ -1,0 +1,91 @@
+"""Grounding: once a model has copied a tool's example call, that tool's free-text arguments
+are held, in the next requests' grammar, to the run's own words (the question's and its
+results'), with punctuation and spaces between them.
+
+Sent back for a copy, a small model often sends the same copy again: Qwen 0.5B, asked for the
+combined population of Taipei and New York City, sent the calculator the example's
+`(12 + 30) * 4` twice. Held to the question's words it wrote `population of Taipei +
+population of New York City`, which the calculator sent back for numbers; it looked both
+up and added them. The hold is only a grammar: a server that cannot constrain decoding never
+sees it, and the tool itself validates arguments against its own schema as always. A string
+that must begin with a word keeps the calculator's example out even though it is all
+punctuation and numbers."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import regex
+
+from textreact.tools.pattern import MAX_PATTERN
+
+if TYPE_CHECKING:
+    from textreact.tools import Tool
+
+__all__ = ["held", "vocabulary"]
+
+_SCRIPTS: Final = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
+#: A word: a run of letters and digits, or one character of a script written without spaces
+#: (a model composes its own phrase from those one at a time).
+_WORD: Final = regex.compile(rf"[{_SCRIPTS}]|[^\W_{_SCRIPTS}]+")
+#: What may stand between words: ASCII punctuation (a quote and a backslash aside, which JSON
+#: escapes), the space, and CJK punctuation; each escaped for a pattern's character class.
+_BETWEEN: Final = (
+    "["
+    + "".join(
+        "\\" + c if c in "]\\^-[" else c
+        for c in " !#$%&'()*+,./:;<=>?@[]^_`{|}~-，。？！：；、（）《》「」"
+    )
+    + "]"
+)
+#: The pieces after the first word: enough for a query or an expression of several terms.
+MOST_PIECES: Final = 60
+#: Schema keywords that already narrow a string more than words would, or differently.
+_NARROWED: Final = frozenset({"enum", "const", "pattern", "format", "minLength", "maxLength"})
+
+
+def vocabulary(question: str, found: str) -> tuple[str, ...]:
+    """The words a held argument may use: the question's, then the results' (`found`), each
+    once, as many as fit a pattern of MAX_PATTERN characters (the question's first)."""
+    words: list[str] = []
+    for word in dict.fromkeys(_WORD.findall(f"{question}\n{found}")):
+        if len(_pattern([*words, word])) > MAX_PATTERN:
+            break
+        words.append(word)
+    return tuple(words)
+
+
+@functools.lru_cache(maxsize=64)
+def held(tool: Tool, words: tuple[str, ...]) -> Tool:
+    """`tool` as the grammar sees it with its plain string arguments held to `words` (the
+    same object for the same tool and words, so the protocol's grammar cache holds). The copy
+    is not a tool to run: its example, a copy, does not fit the held schema, so it is not built
+    through the constructor that checks it."""
+    properties = dict(tool.parameters.get("properties") or {})
+    plain = [k for k, v in properties.items() if _plain_string(v)]
+    if not words or not plain:
+        return tool
+    pattern = _pattern(words)
+    for name in plain:
+        properties[name] = {**properties[name], "pattern": pattern}
+    grounded = copy.copy(tool)
+    object.__setattr__(grounded, "parameters", {**tool.parameters, "properties": properties})
+    return grounded
+
+
+def _plain_string(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not _NARROWED & schema.keys()
+    )
+
+
+def _pattern(words: Sequence[str]) -> str:
+    """A pattern for text that begins with one of `words` and goes on with words, spaces and
+    punctuation, at most MOST_PIECES of them."""
+    some = "|".join(words)
+    return f"^(?:{some})(?:{some}|{_BETWEEN}){{0,{MOST_PIECES}}}$"
