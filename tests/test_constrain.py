@@ -123,6 +123,18 @@ def test_the_thought_is_one_bounded_line_without_a_colon() -> None:
     assert not matches(text, "Action: calculator\nAction Input: {}")  # no thought at all
 
 
+def test_a_chinese_thought_is_bounded_tighter_than_an_english_one() -> None:
+    """A Chinese character costs SmolLM2 a token or two: 133 of them ran to the 200-token
+    limit before its action. A bound passed is the bound, in any language."""
+    english, chinese = tools_grammar(builtin_tools()), tools_grammar(builtin_tools(), lang="zh")
+    long_line = FinalAnswer(answer="四十二", thought="好" * 81)
+    assert matches(english, answer("5", thought="x" * 300))
+    assert not matches(chinese, step_text(long_line, "zh"))
+    assert matches(chinese, step_text(FinalAnswer(answer="四十二", thought="好" * 80), "zh"))
+    wide = tools_grammar(builtin_tools(), lang="zh", max_thought=200)
+    assert matches(wide, step_text(long_line, "zh"))
+
+
 def test_what_the_grammar_allows_is_what_the_parser_reads() -> None:
     text = tools_grammar([*builtin_tools(), WEATHER])
     for arguments in ({"city": "São Paulo"}, {"city": 'a "quoted" name', "days": 2}):

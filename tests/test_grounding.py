@@ -52,6 +52,16 @@ def test_a_held_argument_takes_the_question_s_phrases_and_not_the_example() -> N
     assert pattern.fullmatch("population of Taipei + population of New York City")
     assert pattern.fullmatch("(12 + 30) * 4") is None  # begins with no word of the run
     assert pattern.fullmatch("population of Paris") is None
+    assert pattern.fullmatch("(") is None and pattern.fullmatch("(Taipei") is None
+
+
+def test_a_held_argument_begins_with_a_word_of_the_run() -> None:
+    """Allowed to open with a bracket, Qwen wrote `(and) (and) (and)…` (measured)."""
+    words = vocabulary(QUESTION, "2602000 (population of Taipei)\n8336000 (population of NYC)")
+    pattern = regex.compile(pattern_of(held(builtin_tools()[0], words), "expression"))
+    assert pattern.fullmatch("8336000 + 2602000")
+    assert pattern.fullmatch("(and) (and)") is None
+    assert pattern.fullmatch("8336000 - 2") is None  # 2 is no number of the run
 
 
 def test_the_held_grammar_allows_the_run_s_words_and_refuses_the_copy() -> None:

@@ -770,6 +770,37 @@ def test_a_copied_answer_again_after_a_call_worked_is_the_model_s_to_give() -> N
     script.assert_exhausted()
 
 
+class CutAnswer(Move):
+    """An answer whose first line is complete, then a weak model running on to the limit."""
+
+    def render(self, protocol: str) -> Completion:
+        text = "\n".join([self.args[0], "Observation: 42", "```python", "def f(x):" * 40])
+        return Completion(text if protocol == "native" else f"Final Answer: {text}", "length")
+
+
+@both
+@pytest.mark.parametrize(
+    ("first", "answer_", "notes"),
+    [
+        ("2602000 (population of Taipei, 2020)", "2602000 (population of Taipei, 2020)",
+         [None, "truncated", "cut_answer"]),
+        ("2602000", None, [None, "truncated", "truncated"]),  # not the result as it came
+        ("408", None, [None, "truncated", "truncated"]),
+    ],
+)  # fmt: skip
+def test_an_answer_cut_off_twice_that_begins_with_a_result_is_that_result(
+    protocol: str, first: str, answer_: str | None, notes: list[str | None]
+) -> None:
+    """SmolLM2 answered the lookup's result and ran on to the token limit, twice; an answer
+    that only begins with a number of it, or with anything else, still ends the run cut off."""
+    moves = [call("lookup_fact", query="population of Taipei"), *[CutAnswer("", first)] * 2]
+    result, script = run(protocol, "sync", moves, question="What is the population of Taipei?")
+    assert [t.note for t in result.steps] == notes
+    assert result.answer == answer_
+    assert result.stop_reason == ("final_answer" if answer_ else "truncated")
+    script.assert_exhausted()
+
+
 def test_two_cut_off_replies_after_a_call_worked_end_the_run_as_before() -> None:
     moves = [call("calculator", expression="2 + 2"), CUT, CUT]
     result, script = run("text", "sync", moves)

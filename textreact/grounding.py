@@ -9,7 +9,8 @@ population of New York City`, which the calculator sent back for numbers; it loo
 up and added them. The hold is only a grammar: a server that cannot constrain decoding never
 sees it, and the tool itself validates arguments against its own schema as always. A string
 that must begin with a word keeps the calculator's example out even though it is all
-punctuation and numbers."""
+punctuation and numbers; it also keeps a held expression from opening with a bracket, which
+was measured: allowed one, Qwen wrote `(and) (and) (and)…` instead of the question's phrase."""
 
 from __future__ import annotations
 

@@ -283,8 +283,17 @@ class _Run:
         """A reply cut by the token limit is never an answer and its calls are never run: the
         model is asked once to reply shorter. Cut again, it is caught in a run (Qwen wrote
         `1975 * 12000…` until the limit, twice, for the price of a coffee in 1975), and with
-        best effort it is asked the question alone, where it said it did not know."""
+        best effort it is asked the question alone, where it said it did not know; unless the
+        answer it was cut in began with a line that is one of its results (`stated_result`):
+        that line is the answer (turn note "cut_answer")."""
         self.truncations_in_row += 1
+        stated = self.stated_result(turn.step)
+        if self.truncations_in_row > 1 and stated is not None:
+            assert isinstance(turn.step, FinalAnswer)
+            self.answer = stated
+            step = dataclasses.replace(turn.step, answer=stated)
+            yield from self.record(dataclasses.replace(turn, step=step, note="cut_answer"))
+            return "final_answer"
         turn = dataclasses.replace(turn, note="truncated")
         if self.truncations_in_row > 1:
             yield from self.record(turn)
@@ -294,6 +303,21 @@ class _Run:
         note = self.s.protocol.note("truncated", self.s.lang)
         yield from self.record(dataclasses.replace(turn, observation=note))
         return None
+
+    def stated_result(self, step: object) -> str | None:
+        """The first line of an answer when it is complete (a line follows) and states one of
+        the run's results word for word: SmolLM2 answered `2602000 (population of Taipei,
+        2020)`, the lookup's result, and then ran on to the token limit, twice, the same way.
+        (The parser may have cut what followed, an invented observation: a line followed.)"""
+        if not isinstance(step, FinalAnswer) or not ("\n" in step.answer or step.discarded_text):
+            return None
+        line = step.answer.split("\n", 1)[0].strip()
+        results = {
+            (t.observation or "").split("\n", 1)[0].strip()
+            for t in self.turns
+            if t.result is not None and not t.result.is_error and t.note is None
+        }
+        return line if line and line in results else None
 
     def format_error(
         self, turn: Turn, step: FormatError

@@ -173,7 +173,8 @@ class Turn:
     #: after an echo was no answer either), "copied_again" (an example's call copied once
     #: more after it was sent back: not run, and under the default tool choice no tool is
     #: offered from then on),
-    #: "closed_book" (the question asked once more alone, no tools).
+    #: "closed_book" (the question asked once more alone, no tools), "cut_answer" (an answer
+    #: cut off a second time whose first line is one of the run's results: that line).
     note: str | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
     #: the closed-book one).

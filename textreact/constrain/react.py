@@ -21,6 +21,10 @@ from textreact.tools.tool import Tool
 
 #: Characters of the Thought line.
 MAX_THOUGHT: Final = 300
+#: ... in a language written without spaces, where a character costs a small model's
+#: tokenizer a token or two: SmolLM2 ran a Chinese thought of 133 characters to the
+#: 200-token limit, twice, and never reached its action.
+MAX_THOUGHT_BY_LANG: Final = {"zh": 80}
 #: OpenAI's meanings: either branch, an action only, a final answer only; or a tool's name.
 TOOL_CHOICES: Final = ("auto", "required", "none")
 
@@ -30,15 +34,19 @@ def tools_grammar(
     *,
     tool_choice: str = "auto",
     lang: str = "en",
-    max_thought: int = MAX_THOUGHT,
+    max_thought: int | None = None,
     max_string: int = MAX_STRING,
     max_items: int = MAX_ITEMS,
 ) -> str:
     """The GBNF grammar of one step with `tools`: `Thought: …` on one line, then
     `Action: <name>` + `Action Input: <JSON fitting that tool's parameters>`, or
-    `Final Answer: …`, as `tool_choice` allows (`auto`, `required`, `none`, or one tool's name)."""
+    `Final Answer: …`, as `tool_choice` allows (`auto`, `required`, `none`, or one tool's name).
+    The Thought holds at most `max_thought` characters (by default MAX_THOUGHT, or the
+    language's own bound in MAX_THOUGHT_BY_LANG)."""
     if lang not in grammar.LANGUAGES:
         raise ConfigError(f"lang must be one of {', '.join(grammar.LANGUAGES)}, not {lang!r}")
+    if max_thought is None:
+        max_thought = MAX_THOUGHT_BY_LANG.get(lang, MAX_THOUGHT)
     if max_thought < 1:
         raise ConfigError(f"max_thought must be >= 1 character, got {max_thought}")
     chosen = _chosen(tools, tool_choice)
