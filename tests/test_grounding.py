@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from textreact import Agent, ScriptedModel, Tool, builtin_tools
 from textreact.constrain import tools_grammar
 from textreact.constrain.recognizer import matches
-from textreact.grounding import held, vocabulary
+from textreact.grounding import Hold, held, vocabulary
 from textreact.tools.pattern import MAX_PATTERN, read
 
 QUESTION = "What is the combined population of Taipei and New York City?"
@@ -91,8 +91,27 @@ def test_only_plain_strings_are_held_and_the_tool_itself_is_untouched() -> None:
     assert grounded.parameters["properties"]["unit"] == schema["properties"]["unit"]
     assert grounded.parameters["properties"]["code"]["pattern"] == "^[A-Z]{3}$"
     assert "pattern" not in weather.parameters["properties"]["city"]
-    assert held(weather, ("Paris",)) is grounded  # the same object: the grammar is cached
     assert held(weather, ()) is weather
+
+
+def test_a_run_s_hold_offers_the_same_copy_until_its_words_change() -> None:
+    """The protocol builds a grammar once per set of tool objects."""
+    calculator, lookup = builtin_tools()
+    hold = Hold()
+    assert hold.offer([calculator, lookup], QUESTION, "") == [calculator, lookup]
+    hold.add("lookup_fact")
+    first = hold.offer([calculator, lookup], QUESTION, "")
+    assert first[0] is calculator and first[1] is not lookup
+    assert hold.offer([calculator, lookup], QUESTION, "")[1] is first[1]
+    later = hold.offer([calculator, lookup], QUESTION, "2602000 (population of Taipei)")
+    assert later[1] is not first[1] and "2602000" in pattern_of(later[1], "query")
+
+
+def test_a_long_question_leaves_room_for_what_the_calls_found() -> None:
+    question = " ".join(f"word{i}" for i in range(600))
+    words = vocabulary(question, "2602000 (population of Taipei)\n8336000")
+    assert "2602000" in words and "8336000" in words and "word0" in words
+    assert vocabulary("x" * 40 + " Taipei", "") == ("Taipei",)  # a word too long is left out
 
 
 @given(
@@ -131,6 +150,23 @@ def test_after_a_copied_call_the_text_protocol_holds_that_tool_to_the_run_s_word
     assert '"France"' not in third
     assert matches(third, step("calculator", "(12 + 30) * 4"))
     assert not matches(third, step("lookup_fact", "capital of France", "query"))
+
+
+def test_an_error_s_text_lends_no_words_to_the_hold() -> None:
+    """An argument error ends with the tool's correct example: its words are no result."""
+    script = ScriptedModel(
+        [
+            step("lookup_fact", "capital of France", "query"),
+            'Thought: again.\nAction: lookup_fact\nAction Input: {"query": 5, "x": 1}',
+            "Thought: done.\nFinal Answer: I do not know",
+        ]
+    )
+    result = Agent(script, protocol="text").run("How tall is Mount Everest?")
+    assert result.steps[1].result.error_kind == "arguments"
+    assert "capital of France" in result.steps[1].observation
+    assert not matches(
+        script.options[2]["grammar"], step("lookup_fact", "capital of France", "query")
+    )
 
 
 def test_the_native_protocol_sends_the_tools_schemas_as_they_are() -> None:

@@ -801,6 +801,73 @@ def test_an_answer_cut_off_twice_that_begins_with_a_result_is_that_result(
     script.assert_exhausted()
 
 
+@pytest.mark.parametrize(
+    ("calls", "first", "question"),
+    [
+        # a lookup's miss quotes its query: it says what was not found
+        ([call("lookup_fact", query="population of Zyxtopia")], None, "How many live in Zyxtopia?"),
+        # a result of several lines is not one answer
+        ([call("lookup_fact", query="population of Taipei and New York City")], None, None),
+        # too early: the calculator still waits for New York City's population
+        (
+            [
+                call("calculator", expression="population of Taipei + population of New York City"),
+                call("lookup_fact", query="population of Taipei"),
+            ],
+            "2602000 (population of Taipei, 2020)",
+            "What is the combined population of Taipei and New York City?",
+        ),
+    ],
+    ids=["miss", "several-lines", "too-early"],
+)
+def test_a_cut_off_answer_is_taken_only_when_it_states_a_whole_result_that_answers(
+    calls: list[Move], first: str | None, question: str | None
+) -> None:
+    question = question or "What is the combined population of Taipei and New York City?"
+    probe, _ = run("text", "sync", [*calls, answer("x")], question=question)
+    shown = first or (probe.steps[len(calls) - 1].observation or "").split("\n")[0]
+    result, script = run("text", "sync", [*calls, *[CutAnswer("", shown)] * 2], question=question)
+    assert [t.note for t in result.steps][-2:] == ["truncated", "truncated"]
+    assert (result.answer, result.stop_reason) == (None, "truncated")
+    script.assert_exhausted()
+
+
+@tool
+def forecast(city: str) -> str:
+    """Use this for a city's weather."""
+    return "Results:\n- 21 C, sunny"
+
+
+@tool
+def spell(word: str) -> str:
+    """Use this to spell a word out."""
+    return word
+
+
+@pytest.mark.parametrize(
+    ("move", "first"),
+    [
+        (call("forecast", city="Paris"), "Results:"),  # the first line of several
+        (call("spell", word="bonjour"), "bonjour"),  # only its own input again: an echo
+    ],
+    ids=["several-lines", "echo"],
+)
+def test_a_cut_off_answer_that_a_whole_answer_would_not_be_is_not_taken(
+    move: Move, first: str
+) -> None:
+    moves = [move, *[CutAnswer("", first)] * 2]
+    result, _ = run("text", "sync", moves, tools=[forecast, spell], question="Say it.")
+    assert result.steps[0].result is not None and not result.steps[0].result.is_error
+    assert (result.answer, result.stop_reason) == (None, "truncated")
+
+
+def test_without_best_effort_an_answer_cut_off_twice_is_never_taken() -> None:
+    moves = [call("lookup_fact", query="population of Taipei")]
+    moves += [CutAnswer("", "2602000 (population of Taipei, 2020)")] * 2
+    result, _ = run("text", "sync", moves, best_effort=False)
+    assert (result.answer, result.stop_reason) == (None, "truncated")
+
+
 def test_two_cut_off_replies_after_a_call_worked_end_the_run_as_before() -> None:
     moves = [call("calculator", expression="2 + 2"), CUT, CUT]
     result, script = run("text", "sync", moves)

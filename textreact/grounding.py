@@ -15,7 +15,6 @@ was measured: allowed one, Qwen wrote `(and) (and) (and)…` instead of the ques
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,7 +25,7 @@ from textreact.tools.pattern import MAX_PATTERN
 if TYPE_CHECKING:
     from textreact.tools import Tool
 
-__all__ = ["held", "vocabulary"]
+__all__ = ["Hold", "held", "vocabulary"]
 
 _SCRIPTS: Final = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
 #: A word: a run of letters and digits, or one character of a script written without spaces
@@ -44,27 +43,61 @@ _BETWEEN: Final = (
 )
 #: The pieces after the first word: enough for a query or an expression of several terms.
 MOST_PIECES: Final = 60
+#: The longest word taken: a held argument stays a few hundred characters at most.
+LONGEST_WORD: Final = 32
 #: Schema keywords that already narrow a string more than words would, or differently.
 _NARROWED: Final = frozenset({"enum", "const", "pattern", "format", "minLength", "maxLength"})
 
 
+class Hold:
+    """The tools one run holds to its words (by name), and their held copies: the same object
+    while the words are the same, so the protocol builds each grammar once."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._copies: dict[str, tuple[tuple[str, ...], Tool]] = {}
+
+    def add(self, name: str) -> None:
+        self.names.add(name)
+
+    def offer(self, tools: Sequence[Tool], question: str, results: str) -> list[Tool]:
+        """`tools`, each held one replaced by its copy held to the words of `question` and
+        `results` (what the run's calls found: never an error's text, which shows the
+        tool's example)."""
+        if not self.names:
+            return list(tools)
+        words = vocabulary(question, results)
+        offered = []
+        for tool in tools:
+            if tool.name in self.names:
+                last = self._copies.get(tool.name)
+                if last is None or last[0] != words:
+                    last = self._copies[tool.name] = (words, held(tool, words))
+                tool = last[1]
+            offered.append(tool)
+        return offered
+
+
 def vocabulary(question: str, found: str) -> tuple[str, ...]:
     """The words a held argument may use: the question's, then the results' (`found`), each
-    once, as many as fit a pattern of MAX_PATTERN characters (the question's first)."""
-    words: list[str] = []
-    for word in dict.fromkeys(_WORD.findall(f"{question}\n{found}")):
-        if len(_pattern([*words, word])) > MAX_PATTERN:
-            break
-        words.append(word)
+    once and at most LONGEST_WORD long, as many as a pattern of MAX_PATTERN characters holds;
+    the question's take at most half of it, so a long question leaves room for the numbers
+    its calls found."""
+    words: dict[str, None] = {}
+    size = len(_pattern(()))
+    for text, budget in ((question, MAX_PATTERN // 2), (found, MAX_PATTERN)):
+        for word in _WORD.findall(text):
+            grows = 2 * (len(word) + bool(words))  # the pattern names each word twice
+            if word not in words and len(word) <= LONGEST_WORD and size + grows <= budget:
+                words[word] = None
+                size += grows
     return tuple(words)
 
 
-@functools.lru_cache(maxsize=64)
 def held(tool: Tool, words: tuple[str, ...]) -> Tool:
-    """`tool` as the grammar sees it with its plain string arguments held to `words` (the
-    same object for the same tool and words, so the protocol's grammar cache holds). The copy
-    is not a tool to run: its example, a copy, does not fit the held schema, so it is not built
-    through the constructor that checks it."""
+    """`tool` as the grammar sees it with its plain string arguments held to `words`. The
+    copy is not a tool to run: its example, a copy, does not fit the held schema, so it is
+    not built through the constructor that checks it."""
     properties = dict(tool.parameters.get("properties") or {})
     plain = [k for k, v in properties.items() if _plain_string(v)]
     if not words or not plain:

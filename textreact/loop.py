@@ -4,7 +4,8 @@ to run a tool (`RunTool`), is sent the results, yields each `Turn` as it happens
 and async drivers in `agent.py` only perform what it asks for.
 
 One turn: render the request (protocol), ask, read the reply into steps (protocol), then act:
-a cut-off reply is re-asked once, a final answer ends the run, a format error is explained and
+a cut-off reply is re-asked once (cut again, it ends the run, unless its answer began with a
+whole result: `stated_result`), a final answer ends the run, a format error is explained and
 counted, each action is prepared once, answered from memory when it repeats an earlier call
 (whether that call worked or failed: a failed one, and the next request leaves its tool out;
 twice in a row, and the next request offers no tool),
@@ -67,7 +68,7 @@ class RunTool:
     present: Callable[[Any], str]
 
 
-#: Finish reasons that say a reply was cut off, so it is never an answer.
+#: Finish reasons that say a reply was cut off, so it is no answer as it stands.
 _CUT = ("length", "content_filter")
 #: The longest closed-book reply taken as an answer: it was asked for in a few words.
 CLOSED_BOOK_CHARS = 500
@@ -132,7 +133,7 @@ class _Run:
         self.lost_to_copies = False
         #: Tools whose example call the model copied: where the protocol allows it, later
         #: requests hold their free-text arguments to the run's own words (`grounding`).
-        self.held: set[str] = set()
+        self.hold = grounding.Hold()
         #: A tool whose failed call the model just repeated: the next request leaves it out,
         #: so a grammar steers the model to another tool or to its answer.
         self.shunned: str | None = None
@@ -169,9 +170,8 @@ class _Run:
         offered = self.tools
         if self.shunned not in (None, tool_choice):
             offered = [t for t in self.tools if t.name != self.shunned] or self.tools
-        if self.held and getattr(s.protocol, "holds_arguments", False):
-            words = grounding.vocabulary(self.question, self.found())
-            offered = [grounding.held(t, words) if t.name in self.held else t for t in offered]
+        if getattr(s.protocol, "holds_arguments", False):
+            offered = self.hold.offer(offered, self.question, self.results())
         return s.protocol.request(
             self.opening, self.turns, offered, memory=memory or s.memory, lang=s.lang,
             preface=preface, tool_choice=tool_choice,
@@ -280,15 +280,15 @@ class _Run:
         return None
 
     def truncated(self, turn: Turn) -> Generator[Effect, Any, StopReason | None]:
-        """A reply cut by the token limit is never an answer and its calls are never run: the
-        model is asked once to reply shorter. Cut again, it is caught in a run (Qwen wrote
+        """A reply cut by the token limit is no answer as it stands and its calls are never
+        run: the model is asked once to reply shorter. Cut again, it is caught in a run (Qwen wrote
         `1975 * 12000…` until the limit, twice, for the price of a coffee in 1975), and with
         best effort it is asked the question alone, where it said it did not know; unless the
         answer it was cut in began with a line that is one of its results (`stated_result`):
         that line is the answer (turn note "cut_answer")."""
         self.truncations_in_row += 1
-        stated = self.stated_result(turn.step)
-        if self.truncations_in_row > 1 and stated is not None:
+        stated = self.stated_result(turn.step) if self.truncations_in_row > 1 else None
+        if stated is not None:
             assert isinstance(turn.step, FinalAnswer)
             self.answer = stated
             step = dataclasses.replace(turn.step, answer=stated)
@@ -305,19 +305,26 @@ class _Run:
         return None
 
     def stated_result(self, step: object) -> str | None:
-        """The first line of an answer when it is complete (a line follows) and states one of
-        the run's results word for word: SmolLM2 answered `2602000 (population of Taipei,
-        2020)`, the lookup's result, and then ran on to the token limit, twice, the same way.
-        (The parser may have cut what followed, an invented observation: a line followed.)"""
-        if not isinstance(step, FinalAnswer) or not ("\n" in step.answer or step.discarded_text):
+        """With best effort, the first line of an answer when it is complete (a line follows,
+        or the parser cut what followed) and is one of the run's results whole, and the
+        answer would not be sent back (`sent_back`: a copy, an echo, too early): SmolLM2
+        answered `2602000 (population of Taipei, 2020)`, the lookup's result, and then ran on
+        to the token limit, twice, the same way. A result of several lines, or one that
+        quotes what its call was sent (a lookup's miss says what was not found), is no
+        answer to take on its own."""
+        if not self.s.best_effort or not isinstance(step, FinalAnswer):
+            return None
+        if not ("\n" in step.answer or step.discarded_text):
             return None
         line = step.answer.split("\n", 1)[0].strip()
-        results = {
-            (t.observation or "").split("\n", 1)[0].strip()
-            for t in self.turns
-            if t.result is not None and not t.result.is_error and t.note is None
-        }
-        return line if line and line in results else None
+        for t in self.turns:
+            result = t.result
+            if result is None or result.is_error or t.note is not None:
+                continue
+            quoted = any(f'"{v}"' in line for v in copied.strings(result.arguments))
+            if line and line == (t.observation or "").strip() and not quoted:
+                return None if self.sent_back(line) is not None else line
+        return None
 
     def format_error(
         self, turn: Turn, step: FormatError
@@ -352,7 +359,7 @@ class _Run:
             # and copied again, the model is lost: no tool is offered from then on, and an
             # answer copied too is asked for alone (`lost`)
             self.shunned = prepared.tool.name
-            self.held.add(prepared.tool.name)
+            self.hold.add(prepared.tool.name)
             self.lost_to_copies = self.lost_to_copies or again
             text = observation.copied(copying, self.question, s.lang, answer=False, again=again)
             result = ToolResult(
@@ -451,6 +458,13 @@ class _Run:
         shows a tool's example input, and a copied call never ran)."""
         return "\n".join(
             t.observation or "" for t in self.turns if t.result and t.result.error_kind != "copied"
+        )
+
+    def results(self) -> str:
+        """What the run's calls found: the observations of the calls that worked (an error's
+        text is not, as it shows the tool's example input)."""
+        return "\n".join(
+            t.observation or "" for t in self.turns if t.result and not t.result.is_error
         )
 
     def sent_back(self, answer: str) -> tuple[str, str] | None:

@@ -12,7 +12,7 @@ together with `tools=`: send it with the text protocol only."""
 from __future__ import annotations
 
 from textreact.constrain.gbnf import MAX_ITEMS, MAX_STRING, schema_grammar
-from textreact.constrain.react import MAX_THOUGHT, TOOL_CHOICES, tools_grammar
+from textreact.constrain.react import MAX_THOUGHT, MAX_THOUGHT_BY_LANG, TOOL_CHOICES, tools_grammar
 from textreact.constrain.recognizer import GrammarSyntaxError, matches, parse_gbnf
 from textreact.constrain.servers import SERVER_KINDS, ServerInfo, detect_server, request_fields
 
@@ -20,6 +20,7 @@ __all__ = [
     "MAX_ITEMS",
     "MAX_STRING",
     "MAX_THOUGHT",
+    "MAX_THOUGHT_BY_LANG",
     "SERVER_KINDS",
     "TOOL_CHOICES",
     "GrammarSyntaxError",

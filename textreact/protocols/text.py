@@ -74,7 +74,7 @@ class TextProtocol:
             from textreact.constrain import tools_grammar
 
             if len(self._grammars) >= _GRAMMARS:  # held tools are new objects for each run
-                del self._grammars[next(iter(self._grammars))]
+                self._grammars.pop(next(iter(self._grammars)), None)
             self._grammars[key] = tools_grammar(tools, tool_choice=tool_choice, lang=lang)
         return self._grammars[key]
 
