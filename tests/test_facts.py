@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.errors import WrongToolError
+from textreact.tools import NotFound
 from textreact.tools.facts import lookup_fact
 
 
@@ -62,6 +63,13 @@ def test_capitals_answer_with_the_city() -> None:
 def test_miss_is_unknown_with_suggestions(query: str, close: str) -> None:
     answer = lookup_fact(query)
     assert answer.startswith("unknown: ") and f'"{close}"' in answer
+    assert isinstance(answer, NotFound)  # the loop knows it found nothing
+
+
+def test_a_hit_and_a_lookup_of_several_facts_are_findings() -> None:
+    assert not isinstance(lookup_fact("population of Taipei"), NotFound)
+    assert not isinstance(lookup_fact("population of Taipei and New York City"), NotFound)
+    assert isinstance(lookup_fact("x" * 500), NotFound)
 
 
 @pytest.mark.parametrize(

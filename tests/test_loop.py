@@ -804,8 +804,6 @@ def test_an_answer_cut_off_twice_that_begins_with_a_result_is_that_result(
 @pytest.mark.parametrize(
     ("calls", "first", "question"),
     [
-        # a lookup's miss quotes its query: it says what was not found
-        ([call("lookup_fact", query="population of Zyxtopia")], None, "How many live in Zyxtopia?"),
         # a result of several lines is not one answer
         ([call("lookup_fact", query="population of Taipei and New York City")], None, None),
         # too early: the calculator still waits for New York City's population
@@ -818,7 +816,7 @@ def test_an_answer_cut_off_twice_that_begins_with_a_result_is_that_result(
             "What is the combined population of Taipei and New York City?",
         ),
     ],
-    ids=["miss", "several-lines", "too-early"],
+    ids=["several-lines", "too-early"],
 )
 def test_a_cut_off_answer_is_taken_only_when_it_states_a_whole_result_that_answers(
     calls: list[Move], first: str | None, question: str | None
@@ -859,6 +857,32 @@ def test_a_cut_off_answer_that_a_whole_answer_would_not_be_is_not_taken(
     result, _ = run("text", "sync", moves, tools=[forecast, spell], question="Say it.")
     assert result.steps[0].result is not None and not result.steps[0].result.is_error
     assert (result.answer, result.stop_reason) == (None, "truncated")
+
+
+def test_a_miss_is_no_finding_so_a_model_lost_after_it_is_asked_alone() -> None:
+    """A lookup's miss (`NotFound`) is neither an answer to take from a cut-off reply nor
+    a finding that a closed-book ask would drop."""
+    miss = call("lookup_fact", query="population of Zyxtopia")
+    probe, _ = run("text", "sync", [miss, answer("x")], question="Who lives in Zyxtopia?")
+    shown = probe.steps[0].observation or ""
+    assert shown.startswith("unknown:") and "\n" not in shown
+    moves = [miss, *[CutAnswer("", shown)] * 2, Move("plain", "I do not know.")]
+    result, script = run("text", "sync", moves, question="Who lives in Zyxtopia?")
+    assert [t.note for t in result.steps] == [None, "truncated", "truncated", "closed_book"]
+    assert (result.answer, result.stop_reason) == ("I do not know.", "final_answer")
+    script.assert_exhausted()
+
+
+def test_the_example_s_answer_twice_after_only_misses_is_asked_alone() -> None:
+    """SmolLM2's lookup missed and it answered the example's `408` twice; asked alone, it
+    says `A spider has 8 legs.`"""
+    query = "how many legs a spider has"
+    moves = [call("lookup_fact", query=query), answer("408"), answer("408")]
+    moves.append(Move("plain", "A spider has 8 legs."))
+    result, script = run("text", "sync", moves, question="How many legs does a spider have?")
+    assert [t.note for t in result.steps] == [None, "copied", "copied", "closed_book"]
+    assert (result.answer, result.stop_reason) == ("A spider has 8 legs.", "final_answer")
+    script.assert_exhausted()
 
 
 def test_without_best_effort_an_answer_cut_off_twice_is_never_taken() -> None:

@@ -43,7 +43,7 @@ class Examples:
     def copied_input(self, arguments: dict[str, Any], seen: str) -> str | None:
         """The first argument value copied from an example, or None. Only values of two words
         or more count: one word ("celsius", a default) is a choice the question may leave open."""
-        for value in strings(arguments):
+        for value in _strings(arguments):
             if len(_words(value)) >= 2 and _copied(value, self.inputs, seen):
                 return value
         return None
@@ -62,7 +62,7 @@ def examples(
     the example asks it) lends nothing: its answer is the right one."""
     question = opening[-1].get("content") if opening else None
     asked = set(_words(question)) if isinstance(question, str) else set()
-    inputs = {fold(v) for tool in tools for v in strings(tool.example)}
+    inputs = {fold(v) for tool in tools for v in _strings(tool.example)}
     answers: set[str] = set()
     lends, new_exchange = True, True
     for message in opening[:-1]:
@@ -75,7 +75,7 @@ def examples(
             continue
         for step in read(Completion(content), tools).steps:
             if isinstance(step, Action) and isinstance(step.input, dict) and lends:
-                inputs.update(fold(v) for v in strings(step.input))
+                inputs.update(fold(v) for v in _strings(step.input))
             elif isinstance(step, FinalAnswer):
                 if lends:
                     answers.add(fold(step.answer))
@@ -91,7 +91,7 @@ def echoed(answer: str, calls: Sequence[tuple[str, Any]]) -> str | None:
     if not words:
         return None
     for tool, arguments in calls:
-        if any(_words(value) == words for value in strings(arguments)):
+        if any(_words(value) == words for value in _strings(arguments)):
             return tool
     return None
 
@@ -111,7 +111,7 @@ def restates(
         return False
     told = found.casefold()
     for _, arguments in calls:
-        for value in strings(arguments):
+        for value in _strings(arguments):
             told = told.replace(value.casefold(), " ")
     return not words <= set(_words(told))
 
@@ -146,14 +146,14 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def strings(value: Any) -> Iterator[str]:
+def _strings(value: Any) -> Iterator[str]:
     """Every string and number in a JSON value, as text."""
     if isinstance(value, dict):
         for item in value.values():
-            yield from strings(item)
+            yield from _strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from strings(item)
+            yield from _strings(item)
     elif isinstance(value, str):
         yield value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -39,6 +39,7 @@ from textreact.steps import (
     Usage,
 )
 from textreact.tools.box import Prepared
+from textreact.tools.tool import NotFound
 
 if TYPE_CHECKING:
     from textreact.models import Message
@@ -309,20 +310,15 @@ class _Run:
         or the parser cut what followed) and is one of the run's results whole, and the
         answer would not be sent back (`sent_back`: a copy, an echo, too early): SmolLM2
         answered `2602000 (population of Taipei, 2020)`, the lookup's result, and then ran on
-        to the token limit, twice, the same way. A result of several lines, or one that
-        quotes what its call was sent (a lookup's miss says what was not found), is no
-        answer to take on its own."""
+        to the token limit, twice, the same way. A result of several lines, or a miss
+        (`NotFound`), is no answer to take on its own."""
         if not self.s.best_effort or not isinstance(step, FinalAnswer):
             return None
         if not ("\n" in step.answer or step.discarded_text):
             return None
         line = step.answer.split("\n", 1)[0].strip()
         for t in self.turns:
-            result = t.result
-            if result is None or result.is_error or t.note is not None:
-                continue
-            quoted = any(f'"{v}"' in line for v in copied.strings(result.arguments))
-            if line and line == (t.observation or "").strip() and not quoted:
+            if t.note is None and _found(t.result) and line and line == t.observation:
                 return None if self.sent_back(line) is not None else line
         return None
 
@@ -485,9 +481,12 @@ class _Run:
         return None if text is None else (text, "unfinished")
 
     def worked(self) -> bool:
-        """Whether a call has worked in this run: then a closed-book ask, which carries no
-        history, would drop what it found."""
-        return any(t.result is not None and not t.result.is_error for t in self.turns)
+        """Whether a call has found something in this run: then a closed-book ask, which
+        carries no history, would drop it. A miss (`NotFound`) found nothing: SmolLM2,
+        whose lookup of "how many legs a spider has" missed, gave the example's `408` twice;
+        taken to have found something, it was never asked the question alone, where it
+        says `A spider has 8 legs.`"""
+        return any(_found(t.result) for t in self.turns)
 
     def calls(self) -> list[tuple[str, dict[str, Any]]]:
         """(tool, arguments) of every call the run has made."""
@@ -612,6 +611,13 @@ def _plain(completion: Completion, tools: Any) -> Reading:
 def _with_line(turn: Turn, line: str) -> Turn:
     """`turn` with the engine's `line` after its result, where the model reads it next."""
     return dataclasses.replace(turn, observation=f"{turn.observation}\n{line}")
+
+
+def _found(result: ToolResult | None) -> bool:
+    """Whether a call worked and found something: not an error, an empty result or a miss."""
+    if result is None or result.is_error or isinstance(result.value, NotFound):
+        return False
+    return bool((result.text or "").strip())
 
 
 def _finished_action(step: object) -> bool:

@@ -1,13 +1,14 @@
 """Tools: what the model may call. `Tool` (spec, validation, rendering), `@tool` (a function ->
-Tool), `ToolBox` (lookup and safe execution), and the two built-in tools."""
+Tool), `ToolBox` (lookup and safe execution), `NotFound` (a result that found nothing), and
+the two built-in tools."""
 
 from __future__ import annotations
 
 from textreact.tools.box import ToolBox
 from textreact.tools.decorator import tool
-from textreact.tools.tool import Tool
+from textreact.tools.tool import NotFound, Tool
 
-__all__ = ["Tool", "ToolBox", "builtin_tools", "tool"]
+__all__ = ["NotFound", "Tool", "ToolBox", "builtin_tools", "tool"]
 
 
 def builtin_tools() -> list[Tool]:

@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Final
 
 from textreact.errors import WrongToolError
+from textreact.tools.tool import NotFound
 
 #: Words that carry no meaning for the lookup (dropped), and spellings mapped to one word.
 _STOPWORDS: Final = frozenset({
@@ -168,10 +169,10 @@ def lookup_fact(query: str) -> str:
     A query whose words are part of the queries of one fact only answers that fact; one that
     names several facts answers each, a line each. A calculation raises WrongToolError.
     A miss returns "unknown: ..." naming the closest known queries (one per fact); so does a
-    query longer than MAX_QUERY characters, without suggestions.
+    query longer than MAX_QUERY characters, without suggestions: each a NotFound.
     """
     if len(query) > MAX_QUERY:
-        return (
+        return NotFound(
             f"unknown: the query is {len(query)} characters long; ask for one fact in a few "
             f"words (at most {MAX_QUERY} characters)."
         )
@@ -211,12 +212,12 @@ def lookup_fact(query: str) -> str:
             seen.add(answers[other])
             suggestions.append(f'"{text}"')
     if not suggestions:
-        return (
+        return NotFound(
             f'unknown: "{shown}" is not in the table, and nothing close to it is. If the'
             " question needs no lookup (common knowledge, a word, a translation), answer it"
             " from what you know; if it does, say that it is not known."
         )
-    return (
+    return NotFound(
         f'unknown: no fact matches "{shown}". Closest known queries: {", ".join(suggestions)}.'
         " Ask again with one of them if it is the fact you need; if none is, answer with what"
         " you know, or say that it is not known."

@@ -32,6 +32,16 @@ _NAME_SEPARATORS: Final = re.compile(r"[\s_./-]+")
 _NO_ACTION_KEYS: Final = frozenset(_NAME_SEPARATORS.sub("", w).casefold() for w in NO_ACTION)
 
 
+class NotFound(str):
+    """A result that says the tool found nothing (a lookup's miss): the model reads it as any
+    text, and the loop knows nothing was found, so a model lost after it is asked the question
+    alone (which then drops nothing) and no answer is taken from it. Return `NotFound("no
+    entry for ...")` from a tool whose miss still says something useful, such as the closest
+    queries; a miss with nothing to say can return "" (an empty result)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, eq=False)
 class Tool:
     """A tool the model can call. Build one with `@tool` or `Tool.from_schema`.
