@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from textreact import Agent, ScriptedModel, Tool, builtin_tools
 from textreact.constrain import tools_grammar
 from textreact.constrain.recognizer import matches
-from textreact.grounding import Hold, held, vocabulary
+from textreact.grounding import MOST_WORDS, Hold, held, vocabulary
 from textreact.tools.pattern import MAX_PATTERN, read
 
 QUESTION = "What is the combined population of Taipei and New York City?"
@@ -111,6 +111,8 @@ def test_a_long_question_leaves_room_for_what_the_calls_found() -> None:
     question = " ".join(f"word{i}" for i in range(600))
     words = vocabulary(question, "2602000 (population of Taipei)\n8336000")
     assert "2602000" in words and "8336000" in words and "word0" in words
+    # each word costs the server's grammar at every character: bounded, half for the question
+    assert len(words) <= MOST_WORDS and sum(w.startswith("word") for w in words) <= MOST_WORDS // 2
     assert vocabulary("x" * 40 + " Taipei", "") == ("Taipei",)  # a word too long is left out
 
 
