@@ -69,8 +69,6 @@ class Hold:
         """`tools`, each held one replaced by its copy held to the words of `question` and
         `results` (what the run's calls found: never an error's text, which shows the
         tool's example)."""
-        if not self.names:
-            return list(tools)
         words = vocabulary(question, results)
         offered = []
         for tool in tools:

@@ -171,7 +171,7 @@ class _Run:
         offered = self.tools
         if self.shunned not in (None, tool_choice):
             offered = [t for t in self.tools if t.name != self.shunned] or self.tools
-        if getattr(s.protocol, "holds_arguments", False):
+        if self.hold.names and getattr(s.protocol, "holds_arguments", False):
             offered = self.hold.offer(offered, self.question, self.results())
         return s.protocol.request(
             self.opening, self.turns, offered, memory=memory or s.memory, lang=s.lang,
@@ -282,11 +282,11 @@ class _Run:
 
     def truncated(self, turn: Turn) -> Generator[Effect, Any, StopReason | None]:
         """A reply cut by the token limit is no answer as it stands and its calls are never
-        run: the model is asked once to reply shorter. Cut again, it is caught in a run (Qwen wrote
-        `1975 * 12000…` until the limit, twice, for the price of a coffee in 1975), and with
-        best effort it is asked the question alone, where it said it did not know; unless the
-        answer it was cut in began with a line that is one of its results (`stated_result`):
-        that line is the answer (turn note "cut_answer")."""
+        run: the model is asked once to reply shorter. Cut again, it is caught in a run (Qwen
+        wrote `1975 * 12000…` until the limit, twice, for the price of a coffee in 1975), and
+        with best effort it is asked the question alone, where it said it did not know;
+        unless the answer it was cut in began with a line that is one of its results
+        (`stated_result`): that line is the answer (turn note "cut_answer")."""
         self.truncations_in_row += 1
         stated = self.stated_result(turn.step) if self.truncations_in_row > 1 else None
         if stated is not None:
