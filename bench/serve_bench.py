@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from textreact.serve import ServeConfig
 from textreact.serve.cli import CONFIG_VARIABLE

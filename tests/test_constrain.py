@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 from fakeserver import FakeServer
 from hypothesis import given

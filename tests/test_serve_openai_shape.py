@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-import httpx
+import httpx2 as httpx
 import openai
 import pytest
 from fakeserver import FakeServer, Reply, error_body

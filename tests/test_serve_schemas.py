@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import openai
 import pytest
 from hypothesis import given

@@ -4,10 +4,8 @@ Importing this package does nothing but define names: no network, no files, no e
 The parser and the records load at once (they are light); the loop and the tools, which need
 pydantic, load on first use."""
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import TYPE_CHECKING
+import importlib as _importlib
+import typing as _typing
 
 from textreact.errors import (
     CalculatorError,
@@ -40,7 +38,7 @@ from textreact.steps import (
     Usage,
 )
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from textreact.agent import Agent, NativeAgent
     from textreact.memory import MemoryConfig
     from textreact.models import AsyncChatModel, ChatModel
@@ -126,7 +124,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'textreact' has no attribute {name!r}")

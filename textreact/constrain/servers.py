@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from textreact.errors import ConfigError
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2 as httpx
 
 #: The kinds of server that take a grammar, as `ServerInfo.kind` names them.
 SERVER_KINDS: Final = ("llama.cpp", "vllm", "sglang")
@@ -99,7 +99,7 @@ def detect_server(
     None when it cannot tell. With `probe_model`, a server that names itself nowhere is sent
     one tiny grammar-constrained request for that model: one that answers as the grammar says
     takes llama.cpp's `grammar` field. Never raises for anything the server does."""
-    import httpx  # the OpenAI SDK's own HTTP library, loaded only when detecting
+    import httpx2 as httpx  # the OpenAI SDK's own HTTP library, loaded only when detecting
 
     api = base_url.rstrip("/")
     root = api.removesuffix("/v1")

@@ -29,10 +29,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-try:
-    import httpx2 as httpx  # what the openai and anthropic SDKs use since their 3.x / 2.x lines
-except ImportError:  # pragma: no cover - older SDKs use httpx itself
-    import httpx  # type: ignore[no-redef]
+import httpx2 as httpx  # the openai and anthropic SDKs' own HTTP library since their 3.x / 2.x
 
 from textreact.errors import ConfigError
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,25 +19,21 @@ from textreact.serve.reply import DONE, sse
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2 as httpx
 
     from textreact.constrain import ServerInfo
     from textreact.serve.config import ServeConfig
 
 _PROBE_TOOL = "get_weather"
 _PROBE_TOKENS = 200
-#: The httpx packages a response may come from: httpx2 (the openai SDK's since 3.x) and httpx
-#: (older SDKs, and an httpx client passed as `http_client`).
-_HTTPX_PACKAGES = ("httpx2", "httpx")
 
 
 def _read_failures() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
     """(timeouts, other failures) that reading a response's body raises when the upstream
-    stalls or breaks off after its headers, in whichever httpx the response came from. Only
-    packages already imported count: a response's own package always is."""
-    modules = [sys.modules[name] for name in _HTTPX_PACKAGES if name in sys.modules]
-    timeouts = tuple(module.TimeoutException for module in modules)
-    return timeouts, (*(module.HTTPError for module in modules), OSError)
+    stalls or breaks off after its headers (httpx2: the openai SDK's HTTP library)."""
+    import httpx2
+
+    return (httpx2.TimeoutException,), (httpx2.HTTPError, OSError)
 
 
 def broken_off(
@@ -182,7 +177,7 @@ class Upstream:
         """The upstream's response to one chat request: its body not yet read, or with
         `whole` the body's bytes, read by the SDK (so its retries and its timeout cover the
         body too). Raises ServeError for every failure (after the SDK's retries)."""
-        import httpx
+        import httpx2 as httpx
         import openai
 
         client = self._client(key)
