@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from textreact import parse, prompt
 from textreact.compare.suite import builtin_suite
 from textreact.constrain import detect_server, tools_grammar
-from textreact.grounding import Hold
+from textreact.policies.grounding import Hold
 from textreact.models import local
 from textreact.tools import Tool, builtin_tools
 
@@ -147,8 +147,8 @@ def main() -> None:
         # After a copy: both tools held to a vocabulary as large as a pattern holds (the
         # suite's questions stand in for what the calls found), the worst case of the hold.
         hold = Hold()
-        hold.add("calculator")
-        hold.add("lookup_fact")
+        hold.add("calculator", ["expression"])
+        hold.add("lookup_fact", ["query"])
         found = "\n".join(task.question for task in builtin_suite())
         tools = builtin_tools()
         held = hold.offer(tools, QUESTIONS[2], found)

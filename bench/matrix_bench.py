@@ -121,6 +121,7 @@ def main() -> None:
     parser.add_argument(
         "--only", default=",".join((*PROTOCOLS, NAIVE)), help="protocols to run (and naive)"
     )
+    parser.add_argument("--policies", default="none", help="none, small, or policy names")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
     args = parser.parse_args()
     files = model_files()
@@ -145,7 +146,7 @@ def main() -> None:
                 if protocols:
                     report = run_compare(
                         model, tasks, protocols=protocols, max_steps=args.max_steps,
-                        on_outcome=lambda o, done, total: print(
+                        policies=args.policies, on_outcome=lambda o, done, total: print(
                             f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
                         ),
                     )  # fmt: skip

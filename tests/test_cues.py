@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textreact.cues import Comparison, comparison
+from textreact.policies.cues import Comparison, comparison
 
 _PIECES = st.sampled_from(
     ["how many times", "how much more", "how many fewer", "ratio of", " than ", " as ", " to ",

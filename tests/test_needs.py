@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from textreact.needs import progress
+from textreact.policies.needs import progress
 from textreact.observation import unfinished
 from textreact.steps import ToolResult
 

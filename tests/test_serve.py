@@ -8,7 +8,7 @@ import asyncio
 import json
 import re
 
-import httpx
+import httpx2 as httpx
 import openai
 import pytest
 from fakeserver import Reply, chat_completion, error_body
@@ -145,6 +145,18 @@ def test_a_cut_call_is_reasked_and_a_cut_answer_says_length() -> None:
         cut = client(url).chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
     assert cut.choices[0].finish_reason == "length"
     assert cut.choices[0].message.content == "It is 18 °C and"
+
+
+def test_a_call_completed_before_the_token_limit_cut_what_followed_is_passed_on() -> None:
+    rambling = f"{CALL}\nThought: it will be sunny.\nFinal Answer: It is 18 °C and"
+    with proxy([text(rambling, finish_reason="length")]) as (upstream, url):
+        reply = client(url).chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls" and len(upstream.posts) == 1
+    (call,) = choice.message.tool_calls
+    assert call.function.name == "get_weather"
+    assert json.loads(call.function.arguments) == {"city": "Paris"}
+    assert choice.message.content is None
 
 
 # tool_choice

@@ -15,10 +15,12 @@ from typing import Any
 
 from textreact import grammar, loop, observation
 from textreact.constrain import TOOL_CHOICES
+from textreact.effects import check_reply
 from textreact.errors import ConfigError, ModelError
 from textreact.loop import Ask, BeforeCall, Effect, RunTool
 from textreact.memory import MemoryConfig
 from textreact.models import Message
+from textreact.policy import Policy
 from textreact.protocols import Protocol, resolve
 from textreact.steps import Completion, Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
@@ -30,9 +32,9 @@ __all__ = ["Agent", "Event", "NativeAgent", "Result", "StopReason", "check_limit
 class Agent:
     """Runs questions through a chat model with tools, over the text protocol (the default)
     or the model's native tool calling (`protocol="native"`), through one loop. `best_effort`
-    lets the engine make its tool-less requests when a run cannot end well on its own: one at
-    the step limit, and one that asks the question alone once the model has lost the thread
-    (sent back for echoing its own input, it answered with the question's words alone)."""
+    lets the loop make one tool-less request at the step limit. `policies` are opt-in
+    behaviours that steer a small model when it gets lost (`textreact.policies`); none by
+    default."""
 
     def __init__(
         self,
@@ -50,6 +52,7 @@ class Agent:
         on_event: Callable[[Event], None] | None = None,
         before_call: BeforeCall | None = None,
         tool_choice: str = "auto",
+        policies: Sequence[Policy] = (),
     ) -> None:
         if not callable(getattr(model, "complete", None)):
             raise ConfigError(
@@ -97,6 +100,12 @@ class Agent:
                 f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
                 f"({', '.join(self.toolbox.names) or 'no tools'}), got {tool_choice!r}"
             )
+        if not all(isinstance(p, Policy) for p in policies):
+            raise ConfigError(
+                "policies must be textreact.policy.Policy objects, e.g. "
+                f"textreact.policies.small_model(), got {list(policies)!r}"
+            )
+        self.policies = tuple(policies)
         self.on_event = on_event
         self.before_call = before_call
         resolved = self.toolbox.resolve(tool_choice)
@@ -118,6 +127,7 @@ class Agent:
             lang=self.lang,
             before_call=self.before_call,
             tool_choice=self.tool_choice,
+            policies=self.policies,
         )
 
     def iter(
@@ -281,7 +291,7 @@ class _Session:
         return effect.request, _options(self.agent.model, effect.request), time.perf_counter()
 
     def replied(self, reply: object, started: float) -> tuple[Completion, float]:
-        return loop.check_reply(reply, self.agent.model), time.perf_counter() - started
+        return check_reply(reply, self.agent.model), time.perf_counter() - started
 
     def emit(self, event: Event) -> None:
         if self.agent.on_event is not None:

@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    from textreact.compare.cli import POLICIES_HELP
+
     run = commands.add_parser("run", help="answer a question with tools")
     run.add_argument("question", help=QUESTION_HELP)
     add_model_arguments(run)
@@ -146,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CHOICE",
         help="auto (default), required (a tool call before the first answer), none, or a tool name",
     )
+    run.add_argument("--policies", default="none", help=POLICIES_HELP)
     run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
     run.set_defaults(handler=cmd_run)
 
@@ -355,6 +358,7 @@ def _question_text(raw: bytes | str, source: str) -> str:
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
     from textreact.compare.cli import check_writable
+    from textreact.policies import by_name
 
     question = read_question(args.question)
     if args.transcript is not None:
@@ -364,7 +368,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with open_model(args, env) as model:
         agent = Agent(
             model, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
-            on_event=live, tool_choice=args.tool_choice,
+            on_event=live, tool_choice=args.tool_choice, policies=by_name(args.policies),
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
         note = getattr(model, "constrain_note", None)

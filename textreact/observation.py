@@ -25,7 +25,7 @@ from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
 if TYPE_CHECKING:
-    from textreact.needs import Progress
+    from textreact.policies.needs import Progress
     from textreact.tools import Tool
 
 #: Default number of characters of a tool's result shown to the model.

@@ -151,6 +151,31 @@ class ToolResult:
         return self.error is not None
 
 
+#: "truncated" (cut by the token limit, re-asked), "repeated_call" (answered from the earlier
+#: result), "vetoed" (`before_call` refused it), "call_as_text" (a native call written as text),
+#: "best_effort" (the tool-less request at the step limit), "closed_book" (the question asked
+#: alone, as a policy asked).
+TurnNote = Literal[
+    "truncated", "repeated_call", "vetoed", "call_as_text", "best_effort", "closed_book"
+]
+
+
+@dataclass(frozen=True)
+class PolicyNote:
+    """One thing a policy did at a turn: `action` is "sent_back" (an answer not accepted),
+    "not_run" (a call not run), "added_line" (a line after a result), "steered" (the request's
+    tools or tool choice changed) or "asked_alone"; `reason` names the case."""
+
+    policy: str
+    action: Literal["sent_back", "not_run", "added_line", "steered", "asked_alone"]
+    reason: str
+    #: The arguments of the call it concerns, where it concerns some.
+    arguments: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "action": self.action, "reason": self.reason}
+
+
 @dataclass(frozen=True)
 class Turn:
     """One model call of a run and what the engine did with it; memory renders messages from
@@ -166,16 +191,9 @@ class Turn:
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
     model_seconds: float = 0.0
-    #: Why the engine handled this turn specially: "truncated", "repeated_call", "best_effort",
-    #: "call_as_text", "vetoed", "copied" (a call or answer copied from an example), "echo" (an
-    #: answer that repeats the model's own input, sent back), "unfinished" (an answer given
-    #: before a call that needed other things found first has run), "echoed" (the answer
-    #: after an echo was no answer either), "copied_again" (an example's call copied once
-    #: more after it was sent back: not run, and under the default tool choice no tool is
-    #: offered from then on),
-    #: "closed_book" (the question asked once more alone, no tools), "cut_answer" (an answer
-    #: cut off a second time whose first line is one of the run's results: that line).
-    note: str | None = None
+    #: Why the loop itself handled this turn specially (`TurnNote`); what a policy did is in
+    #: `policy_notes`.
+    note: TurnNote | None = None
     #: The engine's note the model was shown just before this turn (the best-effort request,
     #: the closed-book one).
     preface: str | None = None
@@ -183,6 +201,8 @@ class Turn:
     joined: bool = False
     #: True when the server decoded this reply under the tools' grammar.
     constrained: bool = False
+    #: What the run's policies changed at this turn, in the order they did it.
+    policy_notes: tuple[PolicyNote, ...] = ()
 
     @property
     def thought(self) -> str | None:
@@ -225,6 +245,7 @@ class Turn:
             "is_error": self.is_error,
             "answer": self.step.answer if isinstance(self.step, FinalAnswer) else None,
             "note": self.note,
+            "policy_notes": [note.to_dict() for note in self.policy_notes],
             "repairs": list(self.repairs),
             "text": self.text,
             "discarded_text": self.step.discarded_text,
@@ -240,6 +261,7 @@ class Turn:
 StopReason = Literal[
     "final_answer", "max_steps", "truncated", "format_errors", "model_error", "interrupted"
 ]
+AnswerSource = Literal["model", "best_effort", "closed_book"]
 
 
 @dataclass(frozen=True)
@@ -253,16 +275,17 @@ class Result:
     #: closed-book ask, sent alone, shows in it as its note and the reply after the history.)
     messages: list[dict[str, Any]]
     usage: Usage
-    #: True when the answer came from the one tool-less request made at the step limit. (An
-    #: answer asked for alone after the model lost the thread ends its last turn, noted
-    #: "closed_book", and the run: as "final_answer", or as "truncated" where the ask came
-    #: after two cut-off replies and got no answer either.)
+    #: True when the answer came from the one tool-less request made at the step limit.
     best_effort: bool = False
     #: The model's error message when `stop_reason == "model_error"`.
     error: str | None = None
     seconds: float = 0.0
     #: The protocol the run used ("text", "native", or a custom protocol's name).
     protocol: str = "text"
+    #: Where the answer came from: "model" (its own Final Answer), "best_effort" (the
+    #: tool-less request at the step limit), "closed_book" (a policy asked the question
+    #: alone); None without an answer.
+    answer_source: AnswerSource | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data: the shape `textreact run --json` prints."""
@@ -270,6 +293,7 @@ class Result:
             "answer": self.answer,
             "stop_reason": self.stop_reason,
             "best_effort": self.best_effort,
+            "answer_source": self.answer_source,
             "error": self.error,
             "protocol": self.protocol,
             "steps": [turn.to_dict() for turn in self.steps],

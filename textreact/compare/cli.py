@@ -15,6 +15,12 @@ from typing import Any
 from textreact.compare.models import ModelSpec, check_specs, gguf_type, spec_type
 from textreact.errors import ConfigError
 
+#: The --policies help, for `run` and `compare` alike.
+POLICIES_HELP = (
+    "opt-in steering for small models: none (default), small (all), or names from "
+    "copied_example,echo,needs,grounding,tool_hiding,closed_book (docs/policies.md)"
+)
+
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `textreact compare` (the model flags are added by the caller). `--gguf`
@@ -40,6 +46,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--concurrency", type=positive_int, default=1, help="tasks in parallel (vLLM...)"
     )
     group.add_argument("--max-steps", type=positive_int, default=8, help="model calls per task")
+    group.add_argument("--policies", default="none", help=POLICIES_HELP)
     group.add_argument("--limit", type=positive_int, help="only the first N tasks (N >= 1)")
     group.add_argument("--tags", help="only tasks with any of these comma-separated tags")
     group.add_argument("--json", type=Path, dest="json_file", help="write the JSON report here")

@@ -125,6 +125,7 @@ class _Comparison:
                 repeat=self.args.repeat,
                 concurrency=self.args.concurrency,
                 max_steps=self.args.max_steps,
+                policies=self.args.policies,
                 on_outcome=progress,
             )
         except KeyboardInterrupt:

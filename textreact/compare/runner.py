@@ -20,6 +20,7 @@ from textreact.agent import Agent, Result
 from textreact.compare.bfcl import Check, Entry, check_call
 from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
+from textreact.policies import by_name
 from textreact.protocols import Protocol
 from textreact.protocols.native import capability
 from textreact.protocols.text import TextProtocol
@@ -109,9 +110,14 @@ def _cut_observation(discarded: str) -> bool:
     return any(m.lastgroup == grammar.OBSERVATION for m in grammar.KEYWORD_LINE.finditer(discarded))
 
 
-def run_task(model: Any, task: Task, protocol: str, *, max_steps: int = 8) -> Result:
-    """One task through one protocol with the built-in tools."""
-    agent = Agent(model, protocol=agent_protocol(protocol), max_steps=max_steps, lang=task.lang)
+def run_task(
+    model: Any, task: Task, protocol: str, *, max_steps: int = 8, policies: str = "none"
+) -> Result:
+    """One task through one protocol with the built-in tools and the named `policies`."""
+    agent = Agent(
+        model, protocol=agent_protocol(protocol), max_steps=max_steps, lang=task.lang,
+        policies=by_name(policies),
+    )  # fmt: skip
     return agent.run(task.question)
 
 
@@ -149,11 +155,13 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
     return result, {"tool": name, "arguments": action.step.input}
 
 
-def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int) -> Outcome:
+def _one(
+    model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int, policies: str
+) -> Outcome:
     """One run as an outcome; a run that raises is a failed row with the reason, so one bad
     reply or one bug never takes the other runs (and the report) down with it."""
     try:
-        return _run_one(model, item, protocol, repeat, max_steps)
+        return _run_one(model, item, protocol, repeat, max_steps, policies)
     except Exception as exc:  # any failure of one run is that run's result
         reason = f"the run raised {type(exc).__name__}: {exc}"
         result = Result(None, "model_error", (), [], Usage(), error=reason, protocol=protocol)
@@ -162,14 +170,16 @@ def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: 
         )
 
 
-def _run_one(model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int) -> Outcome:
+def _run_one(
+    model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int, policies: str
+) -> Outcome:
     if isinstance(item, Entry):
         result, call = run_entry(model, item, protocol)
         check = check_call(item, call and call["tool"], call and call["arguments"])
         return Outcome(
             item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
         )
-    result = run_task(model, item, protocol, max_steps=max_steps)
+    result = run_task(model, item, protocol, max_steps=max_steps, policies=policies)
     correct, unscored = score(item, result.answer)
     final = result.stop_reason == "final_answer"
     return Outcome(
@@ -192,6 +202,7 @@ def run_compare(
     repeat: int = 1,
     concurrency: int = 1,
     max_steps: int = 8,
+    policies: str = "none",
     on_outcome: Callable[[Outcome, int, int], None] | None = None,
 ) -> Report:
     """Run every task through every protocol (of PROTOCOLS) `repeat` times;
@@ -201,6 +212,7 @@ def run_compare(
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:
         raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
+    by_name(policies)  # an unknown name is a usage error before any run
     if repeat < 1 or concurrency < 1 or max_steps < 1:
         raise ConfigError(
             f"repeat, concurrency and max_steps must be >= 1, got {repeat}, {concurrency}, "
@@ -210,7 +222,7 @@ def run_compare(
     outcomes: list[Outcome] = []
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(_one, model, item, p, r, max_steps) for item, p, r in jobs]
+        futures = [pool.submit(_one, model, item, p, r, max_steps, policies) for item, p, r in jobs]
         try:
             for future in as_completed(futures):
                 outcomes.append(future.result())

@@ -11,14 +11,18 @@ from typing import TYPE_CHECKING, Any, runtime_checkable
 from typing import Protocol as _Protocol
 
 from textreact.errors import ConfigError
-from textreact.steps import Completion, FormatError, Request, Step, Turn
+from textreact.parser import parse
+from textreact.steps import Completion, FinalAnswer, FormatError, Request, Step, Turn
 
 if TYPE_CHECKING:
     from textreact.memory import MemoryConfig
     from textreact.models import Message
     from textreact.tools import Tool
 
-__all__ = ["NativeProtocol", "Protocol", "Reading", "TextProtocol", "resolve"]
+__all__ = ["NativeProtocol", "Protocol", "Reading", "TextProtocol", "read_plain", "resolve"]
+
+#: The longest reply taken as an answer to a question asked alone: it asked for a few words.
+CLOSED_BOOK_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,11 @@ class Reading:
 @runtime_checkable
 class Protocol(_Protocol):
     """What the loop needs of a protocol. `TextProtocol` and `NativeProtocol` are the two
-    built in; a custom one implements these five methods and a `name`. One whose requests use
-    the offered tools for a grammar alone may also set `holds_arguments = True`: the loop then
-    offers a tool whose example call the model copied with its free-text arguments held to the
-    run's own words (`textreact.grounding`); a protocol that sends the schemas themselves, as
-    native tools= does, must not."""
+    built in; a custom one implements these five methods and a `name`. One whose requests carry
+    the offered tools only as prompt text and grammar may also set `holds_arguments = True`:
+    policies may then narrow or reshape the offered tools (leave one out for a turn, hold a
+    copied argument to the run's words); a protocol that sends the schemas themselves, as
+    native tools= does, must not, since its history must keep every tool it calls."""
 
     name: str
 
@@ -92,6 +96,20 @@ def resolve(protocol: Any, model: object, *, examples: Sequence[Message] | None 
             f"got {protocol!r}"
         )
     return protocol
+
+
+def read_plain(completion: Completion, tools: Any) -> Reading:
+    """A reply no protocol framed, read the same under every protocol: a Final Answer, or
+    the whole text when it is a short keyword-less answer ("Blue", which the text protocol
+    calls a fragment); anything else (a call, a stated intention, a reply longer than
+    CLOSED_BOOK_CHARS when a few words were asked for) is no answer."""
+    text = completion.text.strip()
+    step = parse(text)
+    if isinstance(step, FormatError) and step.problem == "fragment" and not completion.tool_calls:
+        step = FinalAnswer(text, implicit=True)
+    if isinstance(step, FinalAnswer) and len(step.answer) > CLOSED_BOOK_CHARS:
+        step = FormatError(f"a reply of {len(step.answer)} characters, not a few words", "")
+    return Reading((step,), text)
 
 
 def __getattr__(name: str) -> object:

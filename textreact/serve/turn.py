@@ -2,11 +2,14 @@
 tools with repaired, validated arguments, an answer, or a problem that earns one re-ask.
 
 The same judgement serves a whole reply and a streamed one, so the two can never disagree
-about what a reply means. It is the loop's judgement of one turn without the loop: a format
-error, an unknown tool, arguments that do not fit the schema, a reply that breaks
-`tool_choice` or is cut by the length limit is answered with the observation the loop would
-send, once; a second failure comes back as plain content with a note, never as a call the
-model did not make."""
+about what a reply means. What a reply is (answer, call, format error, cut, filtered) is
+decided by `textreact.verdict.judge`, the function the loop reads its turns with, so serve and
+the loop cannot drift apart: an action the model completed before the length limit cut what
+followed is a call here as it is in the loop. What serve adds is what it does with the
+verdict: a format error, an unknown tool, arguments that do not fit the schema, a reply that
+breaks `tool_choice` or is cut by the length limit is answered with the observation the loop
+would send, once; a second failure comes back as plain content with a note, never as a call
+the model did not make."""
 
 from __future__ import annotations
 
@@ -14,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from textreact import grammar, observation, templates
-from textreact.constrain import TOOL_CHOICES
+from textreact import grammar, observation, templates, verdict
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
 from textreact.serve.answers import AnswerFormat
@@ -103,25 +105,30 @@ class Judge:
     def judge(self, step: Step, kept: str, finish_reason: str = "stop") -> Verdict:
         """What one parsed step means, `kept` being the reply minus what the parser cut."""
         thought = None if isinstance(step, FormatError) else step.thought
-        if finish_reason == "content_filter":  # stopped by the upstream's filter: not re-asked
+        ruling = verdict.judge(
+            step, finish_reason, self.tool_choice, self.box, self.lang, this_turn=True
+        )
+        if ruling.kind == "filtered":  # stopped by the upstream's filter: not re-asked
             return Answer(_shown(step, kept), thought, "content_filter")
-        if isinstance(step, FormatError):
-            return self._problem(step, kept, kept, None, finish_reason)
-        broken = self._broken(step)
-        if broken is not None:
-            return self._problem(broken, kept, _shown(step, kept), thought, finish_reason)
-        if finish_reason == "length" and isinstance(step, Action):
+        if ruling.kind == "cut":
+            if isinstance(ruling.step, FinalAnswer):  # as OpenAI sends a cut answer, unchecked
+                return Answer(ruling.step.answer, thought, "length")
             note = self.protocol.note("truncated", self.lang)
             return Problem(note, _one_line(note), kept, kept, thought, finish_reason="length")
-        if isinstance(step, FinalAnswer):
-            if finish_reason == "length":  # cut: as OpenAI sends a cut JSON answer, unchecked
-                return Answer(step.answer, thought, "length")
-            return self._answer(step.answer, kept, thought)
-        prepared = self.box.prepare(step.tool, step.input, self.lang)
+        if ruling.kind == "format_error":
+            assert isinstance(ruling.step, FormatError)
+            shown = kept if isinstance(step, FormatError) else _shown(step, kept)
+            return self._problem(ruling.step, kept, shown, thought, finish_reason)
+        if ruling.kind == "answer":
+            assert isinstance(ruling.step, FinalAnswer)
+            return self._answer(ruling.step.answer, kept, thought)
+        assert isinstance(ruling.step, Action)
+        action = ruling.step
+        prepared = self.box.prepare(action.tool, action.input, self.lang)
         if isinstance(prepared, ToolResult):
             text = observation.observe(prepared, lang=self.lang)
             return Problem(text, _one_line(prepared.error or ""), kept, kept, thought)
-        repairs = step.repairs + prepared.repairs
+        repairs = action.repairs + prepared.repairs
         call = Call(prepared.tool, prepared.arguments, thought, repairs)
         if prepared.key in self.earlier:
             number, result = self.earlier[prepared.key]
@@ -138,16 +145,6 @@ class Judge:
             return Answer(shaped, thought)
         said = self.answer_format.reask(problem, self.lang)
         return Problem(said, _one_line(said), kept, answer, thought)
-
-    def _broken(self, step: Step) -> FormatError | None:
-        """The error for a step that breaks `tool_choice`; a call of another tool than the
-        one named counts as no call of it."""
-        choice = self.tool_choice
-        if isinstance(step, Action) and choice not in TOOL_CHOICES:
-            tool = self.box.resolve(step.tool)
-            if tool is not None and tool.name != choice:
-                step = FinalAnswer("", step.thought)
-        return observation.against_choice(step, choice, self.tools, self.lang)
 
     def _problem(
         self, error: FormatError, kept: str, shown: str, thought: str | None, finish_reason: str

@@ -27,6 +27,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = 10.0,
     example: Mapping[str, Any] | None = None,
+    cache: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -36,6 +37,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = 10.0,
     example: Mapping[str, Any] | None = None,
+    cache: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool of a function; usable bare (`@tool`) or with options (`@tool(timeout=5)`).
 
@@ -48,13 +50,15 @@ def tool(
       plain value of its type is used.
     - every parameter needs a type hint; lambdas, *args, **kwargs, positional-only parameters
       and async functions are refused with a ConfigError that says how to fix the function.
+    - cache: False for a tool whose result may change between calls (a job's status): a
+      repeated call then runs again instead of being answered from the first result.
 
     The returned Tool is still callable like the function. Pydantic validates the arguments
     (its constraints, e.g. `Field(ge=0)`, included) and converts them to the hinted types.
     """
 
     def build(function: Callable[..., Any]) -> Tool:
-        return _from_function(function, name, description, timeout, example)
+        return _from_function(function, name, description, timeout, example, cache)
 
     return build if fn is None else build(fn)
 
@@ -65,6 +69,7 @@ def _from_function(
     description: str | None,
     timeout: float | None,
     example: Mapping[str, Any] | None,
+    cache: bool = True,
 ) -> Tool:
     import pydantic  # deferred: importing textreact must stay fast
 
@@ -117,6 +122,7 @@ def _from_function(
         timeout,
         example or {},
         convert=_converter(model),
+        cache=cache,
     )
 
 

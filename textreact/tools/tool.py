@@ -66,6 +66,10 @@ class Tool:
     #: Further validation after the schema (pydantic for `@tool`): arguments -> the values `fn`
     #: receives; raises ToolArgumentError.
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+    #: Whether a repeated call (the same arguments) may be answered from the first result.
+    #: False for a tool whose result may change between calls (a job's status, the time):
+    #: then each call runs.
+    cache: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -121,10 +125,11 @@ class Tool:
         *,
         timeout: float | None = 10.0,
         example: Mapping[str, Any] | None = None,
+        cache: bool = True,
     ) -> Tool:
         """A tool described by a JSON Schema: an OpenAI function definition's `parameters`, an
         MCP tool's `inputSchema`, or a BFCL function (`"dict"`, `"float"`, `"tuple"`, `"any"`)."""
-        return cls(name, description, parameters, fn, timeout, example or {})
+        return cls(name, description, parameters, fn, timeout, example or {}, cache=cache)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly, as if `@tool` had not wrapped it."""

@@ -1,31 +1,31 @@
-"""Grounding: once a model has copied a tool's example call, that tool's free-text arguments
-are held, in the next requests' grammar, to the run's own words (the question's and its
-results'), with punctuation and spaces between them.
+"""`grounding`: once a model has copied an argument of the worked example's call (the
+`copied_example` policy sent it back), that argument of that tool is held, in the next
+requests' grammar, to the run's own words (the question's and its results'), with punctuation
+and spaces between them (failure class: sent back for a copy, a small model sends the same
+copy again). Only the copied argument is held: a language code or an id beside it stays free.
 
-Sent back for a copy, a small model often sends the same copy again: Qwen 0.5B, asked for the
-combined population of Taipei and New York City, sent the calculator the example's
-`(12 + 30) * 4` twice. Held to the question's words it wrote `population of Taipei +
-population of New York City`, which the calculator sent back for numbers; it looked both
-up and added them. The hold is only a grammar: a server that cannot constrain decoding never
-sees it, and the tool itself validates arguments against its own schema as always. A string
-that must begin with a word keeps the calculator's example out even though it is all
-punctuation and numbers; it also keeps a held expression from opening with a bracket, which
-was measured: allowed one, Qwen wrote `(and) (and) (and)…` instead of the question's phrase."""
+The hold is only a grammar, on a copy of the tool the protocol renders: a server that cannot
+constrain decoding never sees it, native tools= never carries it (`holds_arguments`), and the
+tool itself validates arguments against its own schema as always. A held value must begin with
+a word, which keeps an all-punctuation-and-numbers copy out; allowed an opening bracket, a
+small model filled the argument with brackets and filler words instead of the question's
+phrase (measured)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
+from textreact.policy import Offer, Policy, RunView, results
 from textreact.tools.pattern import MAX_PATTERN
 
 if TYPE_CHECKING:
     from textreact.tools import Tool
 
-__all__ = ["Hold", "held", "vocabulary"]
+__all__ = ["Grounding", "Hold", "held", "vocabulary"]
 
 _SCRIPTS: Final = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"
 #: A word: a run of letters and digits, or one character of a script written without spaces
@@ -55,15 +55,16 @@ _NARROWED: Final = frozenset({"enum", "const", "pattern", "format", "minLength",
 
 
 class Hold:
-    """The tools one run holds to its words (by name), and their held copies: the same object
-    while the words are the same, so the protocol builds each grammar once."""
+    """The arguments one run holds to its words (by tool name), and the held copies of their
+    tools: the same object while the words are the same, so the protocol builds each grammar
+    once."""
 
     def __init__(self) -> None:
-        self.names: set[str] = set()
+        self.names: dict[str, frozenset[str]] = {}
         self._copies: dict[str, tuple[tuple[str, ...], Tool]] = {}
 
-    def add(self, name: str) -> None:
-        self.names.add(name)
+    def add(self, name: str, arguments: Sequence[str]) -> None:
+        self.names[name] = self.names.get(name, frozenset()) | frozenset(arguments)
 
     def offer(self, tools: Sequence[Tool], question: str, results: str) -> list[Tool]:
         """`tools`, each held one replaced by its copy held to the words of `question` and
@@ -75,7 +76,8 @@ class Hold:
             if tool.name in self.names:
                 last = self._copies.get(tool.name)
                 if last is None or last[0] != words:
-                    last = self._copies[tool.name] = (words, held(tool, words))
+                    copy_ = held(tool, words, self.names[tool.name])
+                    last = self._copies[tool.name] = (words, copy_)
                 tool = last[1]
             offered.append(tool)
         return offered
@@ -98,12 +100,15 @@ def vocabulary(question: str, found: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-def held(tool: Tool, words: tuple[str, ...]) -> Tool:
-    """`tool` as the grammar sees it with its plain string arguments held to `words`. The
-    copy is not a tool to run: its example, a copy, does not fit the held schema, so it is
-    not built through the constructor that checks it."""
+def held(tool: Tool, words: tuple[str, ...], arguments: Collection[str] | None = None) -> Tool:
+    """`tool` as the grammar sees it with its plain string `arguments` (all, for None) held to
+    `words`. The copy is not a tool to run: its example, a copy, does not fit the held schema,
+    so it is not built through the constructor that checks it."""
     properties = dict(tool.parameters.get("properties") or {})
-    plain = [k for k, v in properties.items() if _plain_string(v)]
+    plain = [
+        k for k, v in properties.items()
+        if _plain_string(v) and (arguments is None or k in arguments)
+    ]  # fmt: skip
     if not words or not plain:
         return tool
     pattern = _pattern(words)
@@ -127,3 +132,25 @@ def _pattern(words: Sequence[str]) -> str:
     punctuation, at most MOST_PIECES of them."""
     some = "|".join(words)
     return f"^(?:{some})(?:{some}|{_BETWEEN}){{0,{MOST_PIECES}}}$"
+
+
+class Grounding(Policy):
+    """Holds each argument the `copied_example` policy found copied to the run's words, on the
+    text protocol's grammar, from the next request on."""
+
+    name = "grounding"
+
+    def reset(self, run: RunView) -> None:
+        self.hold = Hold()
+        self.seen = 0  # turns already read for copies
+
+    def steer(self, run: RunView, offer: Offer) -> Offer:
+        for turn in run.turns[self.seen :]:
+            for note in turn.policy_notes:
+                if note.policy == "copied_example" and note.action == "not_run" and turn.result:
+                    self.hold.add(turn.result.tool, note.arguments)
+        self.seen = len(run.turns)
+        if not self.hold.names or not getattr(run.protocol, "holds_arguments", False):
+            return offer
+        held = self.hold.offer(offer.tools, run.question, results(run.turns))
+        return Offer(tuple(held), offer.tool_choice)

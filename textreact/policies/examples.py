@@ -1,17 +1,15 @@
-"""What the opening shows as an example, and whether a step copies it instead of working on the
-question: the worked example's calls and answers, and the tools' example inputs.
+"""What the worked example shows, and whether a step copies it instead of working on the
+question: the example exchange's calls and answers (never a tool's own example input, which
+can be the right call).
 
 A small model that does not know what to do next copies the example it was shown: it looks up
-the example's "capital of France" while asked about Mount Everest, calculates the tool's
-`(12 + 30) * 4`, or answers the example's `408`. A copy is recognised by its source and by its
+the example's "capital of France" while asked about Mount Everest, or answers the example's
+result. A copy is recognised by its source and by its
 words: it equals a value the opening showed as an example, and half its words or more appear
 neither in the question nor in any result the run has seen. So "12 * 34" is no copy when the
 question is "What is 12 times 34?", nor "408" once the calculator has returned it, nor "Paris"
-when the question is the example's own. An answer that only repeats the input of one of the
-run's own calls is sent back the same way. The loop sends a copy back once, with the question,
-instead of running or accepting it. The same again after that is the model lost: an answer
-is asked for with the question alone, a call is not run and no tool is offered from then on;
-without best effort it is the model's choice."""
+when the question is the example's own. The policies that use this (`copies`, `echo`) decide
+what to do with a copy."""
 
 from __future__ import annotations
 
@@ -34,18 +32,20 @@ _QUESTION_WORDS = frozenset({"what", "which", "when", "where", "does", "have", "
 
 @dataclass(frozen=True)
 class Examples:
-    """The values an opening shows as examples, case-folded: argument values of the example
-    calls and the tools' example inputs (`inputs`), and the example's final answers."""
+    """The values an opening's example exchange shows, case-folded: the argument values of
+    its calls (`inputs`) and its final answers."""
 
     inputs: frozenset[str] = frozenset()
     answers: frozenset[str] = frozenset()
 
-    def copied_input(self, arguments: dict[str, Any], seen: str) -> str | None:
-        """The first argument value copied from an example, or None. Only values of two words
-        or more count: one word ("celsius", a default) is a choice the question may leave open."""
-        for value in _strings(arguments):
-            if len(_words(value)) >= 2 and _copied(value, self.inputs, seen):
-                return value
+    def copied_input(self, arguments: dict[str, Any], seen: str) -> tuple[str, str] | None:
+        """The first argument (name, value) copied from an example, or None. Only values of
+        two words or more count: one word ("celsius", a default) is a choice the question may
+        leave open."""
+        for name, given in arguments.items():
+            for value in _strings(given):
+                if len(_words(value)) >= 2 and _copied(value, self.inputs, seen):
+                    return name, value
         return None
 
     def copied_answer(self, answer: str, seen: str) -> str | None:
@@ -62,7 +62,7 @@ def examples(
     the example asks it) lends nothing: its answer is the right one."""
     question = opening[-1].get("content") if opening else None
     asked = set(_words(question)) if isinstance(question, str) else set()
-    inputs = {fold(v) for tool in tools for v in _strings(tool.example)}
+    inputs: set[str] = set()
     answers: set[str] = set()
     lends, new_exchange = True, True
     for message in opening[:-1]:

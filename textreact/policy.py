@@ -1,0 +1,126 @@
+"""The interface between the loop and its policies: the fixed points where the loop asks each
+policy, what a policy may answer, and the read-only view of a run it decides from.
+
+A policy exists because small models get lost in ways the core loop should not guess at: it
+is opt-in (`Agent(policies=[...])`), named, and everything it changes is recorded on the turn
+(`Turn.policy_notes`) and, for an answer it asked for, in `Result.answer_source`. The loop
+never learns which policies exist; a policy never calls the model or a tool itself."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from textreact.tools.tool import NotFound
+
+if TYPE_CHECKING:
+    from textreact.models import Message
+    from textreact.protocols import Protocol as ReactProtocol
+    from textreact.steps import ToolResult, Turn
+    from textreact.tools import Tool
+    from textreact.tools.box import Prepared
+
+__all__ = ["AskAlone", "Offer", "Policy", "RunView", "SendBack", "found", "results"]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the next request offers: the tools as the model sees them, and the tool choice."""
+
+    tools: tuple[Tool, ...]
+    tool_choice: str
+
+
+@dataclass(frozen=True)
+class SendBack:
+    """Do not accept this answer, or run this call: the model reads `observation` instead.
+    `reason` names the case in the turn's note; `arguments`, the arguments it concerns."""
+
+    observation: str
+    reason: str
+    arguments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AskAlone:
+    """Ask the question once more alone, without tools or history; the plain reply is the
+    answer (`Result.answer_source == "closed_book"`)."""
+
+    reason: str
+
+
+class RunView(Protocol):
+    """What a policy may read of the run it steers (never change)."""
+
+    question: str
+    tools: Sequence[Tool]
+    turns: Sequence[Turn]
+    opening: Sequence[Message]
+    requests: int
+
+    @property
+    def lang(self) -> str: ...
+    @property
+    def protocol(self) -> ReactProtocol: ...
+    @property
+    def tool_choice(self) -> str:
+        """The tool choice the user asked for (a policy may steer only "auto")."""
+        ...
+
+
+class Policy:
+    """A named behaviour the loop consults at fixed points; every hook does nothing here.
+
+    `start` gives each run its own copy, so per-run state never leaks between runs (or
+    between concurrent runs of one agent): keep configuration in `__init__` and per-run state
+    in `reset`."""
+
+    name: ClassVar[str] = "policy"
+
+    def start(self, run: RunView) -> Policy:
+        fresh = copy.copy(self)
+        fresh.reset(run)
+        return fresh
+
+    def reset(self, run: RunView) -> None:
+        """Set up per-run state."""
+
+    def steer(self, run: RunView, offer: Offer) -> Offer:
+        """Before each request: the tools and tool choice to offer."""
+        return offer
+
+    def check_call(self, run: RunView, call: Prepared) -> SendBack | None:
+        """Before a validated call runs: None lets it run."""
+        return None
+
+    def after_call(self, run: RunView, turn: Turn) -> str | None:
+        """After a call was observed: a line the model reads after its result, or None."""
+        return None
+
+    def check_answer(self, run: RunView, answer: str) -> SendBack | AskAlone | None:
+        """Before an answer is accepted: None accepts it."""
+        return None
+
+    def at_stop(self, run: RunView, reason: str) -> AskAlone | None:
+        """When the run is about to end without an answer for `reason` ("truncated")."""
+        return None
+
+
+def found(result: ToolResult | None) -> bool:
+    """Whether a call worked and found something: not an error, an empty result or a miss."""
+    if result is None or result.is_error or isinstance(result.value, NotFound):
+        return False
+    return bool((result.text or "").strip())
+
+
+def results(turns: Sequence[Turn]) -> str:
+    """What the run's calls found: the observations of the calls that worked (an error's text
+    is not, as it shows the tool's example input)."""
+    return "\n".join(t.observation or "" for t in turns if t.result and not t.result.is_error)
+
+
+def calls(turns: Sequence[Turn]) -> list[tuple[str, Any]]:
+    """(tool, arguments) of every call the run has made."""
+    return [(t.result.tool, t.result.arguments) for t in turns if t.result is not None]

@@ -1,0 +1,67 @@
+"""One reply judged once: an answer, a call, a format error, cut off, or filtered. The loop and
+`textreact serve` both read a turn through `judge`, so they cannot disagree about what a reply
+means; each decides on its own what to do with the verdict (the loop runs a call, serve hands
+it to its client)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from textreact import observation
+from textreact.steps import Action, FinalAnswer, FormatError, Step
+
+if TYPE_CHECKING:
+    from textreact.tools import ToolBox
+
+__all__ = ["CUT", "Kind", "Verdict", "judge"]
+
+Kind = Literal["answer", "call", "format_error", "cut", "filtered"]
+#: Finish reasons that say a reply was cut off, so it is no answer as it stands.
+CUT = ("length", "content_filter")
+#: The `tool_choice` values that name no tool.
+_CHOICES = ("auto", "required", "none")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one reply is. `step` is the reply's first step, or the FormatError that answers
+    a reply breaking the turn's tool choice."""
+
+    kind: Kind
+    step: Step
+
+
+def judge(
+    step: Step,
+    finish_reason: str,
+    choice: str,
+    box: ToolBox,
+    lang: str = "en",
+    *,
+    this_turn: bool = False,
+) -> Verdict:
+    """The verdict on a reply whose first step is `step`, under this turn's tool `choice`.
+
+    A reply the server's filter stopped is "filtered". One that breaks the tool choice (an
+    answer where a call is required or one tool is named, a call where none is allowed) is a
+    format error. A named tool means "call it before you answer" in a run, where other calls
+    may come first; with `this_turn` (serve: one request, one reply) a call of another tool is
+    no call of the named one either. A reply cut by the token limit is "cut", never an
+    answer, unless it is an action the model completed before it rambled on (the parser cut
+    what followed): that call stands."""
+    if finish_reason == "content_filter":
+        return Verdict("filtered", step)
+    if this_turn and isinstance(step, Action) and choice not in _CHOICES:
+        tool = box.resolve(step.tool)
+        if tool is not None and tool.name != choice:  # another tool: no call of the named one
+            step = FinalAnswer("", step.thought)
+    broken = observation.against_choice(step, choice, box.tools, lang)
+    step = broken or step
+    if finish_reason == "length" and not (isinstance(step, Action) and step.discarded_text):
+        return Verdict("cut", step)
+    if isinstance(step, FinalAnswer):
+        return Verdict("answer", step)
+    if isinstance(step, FormatError):
+        return Verdict("format_error", step)
+    return Verdict("call", step)
