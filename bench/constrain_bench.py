@@ -25,8 +25,8 @@ import httpx2 as httpx
 from textreact import parse, prompt
 from textreact.compare.suite import builtin_suite
 from textreact.constrain import detect_server, tools_grammar
-from textreact.policies.grounding import Hold
 from textreact.models import local
+from textreact.policies.grounding import Hold
 from textreact.tools import Tool, builtin_tools
 
 QUESTIONS = (

@@ -13,6 +13,7 @@ from fakeserver import FakeServer, Reply, chat_completion, error_body
 from textreact.models.openai_compat import OpenAICompatModel
 from textreact.native import NativeAgent, call_written_as_text, capability
 from textreact.observation import observe
+from textreact.policies import ClosedBook
 from textreact.steps import Action, Usage
 from textreact.tools import ToolBox, builtin_tools
 
@@ -89,16 +90,18 @@ def test_an_unknown_tool_is_a_tool_error_not_a_crash() -> None:
 
 
 def test_a_reply_cut_by_the_length_limit_is_never_an_answer() -> None:
-    """Cut twice before any call worked: the question is asked alone once (the closed-book
-    ask), and that reply cut off too is no answer either."""
+    """Cut twice, the run ends "truncated" with no further request; with the closed_book
+    policy the question is asked alone once (over loopback: no tools, the question alone), and
+    that reply cut off too is no answer either."""
     cut = [text("The answer is 3", "length"), text("The answer is 39", "length")]
-    result, bodies = run([*cut, text("The answer is 391 or", "length")])
-    assert (result.answer, result.stop_reason) == (None, "truncated")
+    result, bodies = run(cut)
+    assert (result.answer, result.stop_reason, len(bodies)) == (None, "truncated", 2)
     assert bodies[1]["messages"][-1]["role"] == "user"
+    asked = [*cut, text("The answer is 391 or", "length")]
+    result, bodies = run(asked, policies=[ClosedBook()])
+    assert (result.answer, result.stop_reason) == (None, "truncated")
     assert bodies[2]["messages"][-1] == {"role": "user", "content": "What is 17 * 23?"}
     assert "tools" not in bodies[2]
-    result, _ = run(cut, best_effort=False)
-    assert (result.answer, result.stop_reason) == (None, "truncated")
 
 
 def test_calls_cut_by_the_length_limit_are_not_run() -> None:

@@ -11,9 +11,9 @@ result may change), offered to `before_call`, run, and observed. Stop reasons ar
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from typing import Any
 
 from textreact import observation, templates
@@ -37,6 +37,11 @@ from textreact.steps import (
 from textreact.verdict import CUT, judge
 
 __all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
+
+_FILTERED = (
+    "the server's content filter stopped the reply (finish_reason 'content_filter'); rephrase "
+    "the question, or use another model or server"
+)
 
 
 def run(settings: Settings, question: str) -> Generator[Effect, Any, Result]:
@@ -101,7 +106,7 @@ class _Run:
         self.asked_at = len(self.turns)
         memory = self.s.memory
         if keep:
-            memory = dataclasses.replace(memory, keep_recent=memory.keep_recent + keep)
+            memory = replace(memory, keep_recent=memory.keep_recent + keep)
         return self.s.protocol.request(
             self.opening, self.turns, offer.tools, memory=memory, lang=self.s.lang,
             preface=preface, tool_choice=offer.tool_choice,
@@ -137,24 +142,21 @@ class _Run:
         if asked is None:
             return "model_error"
         reading, turn = asked
-        turn = dataclasses.replace(turn, policy_notes=steered)
+        turn = replace(turn, policy_notes=steered)
         verdict = judge(turn.step, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang)
-        turn = dataclasses.replace(turn, step=verdict.step)
+        turn = replace(turn, step=verdict.step)
         if verdict.kind == "filtered":
-            self.error = (
-                "the server's content filter stopped the reply (finish_reason "
-                "'content_filter'); rephrase the question, or use another model or server"
-            )
+            self.error = _FILTERED
             yield from self.record(turn)
             return "model_error"
         if verdict.kind == "cut":
             self.cuts_in_row += 1
-            turn = dataclasses.replace(turn, note="truncated")
+            turn = replace(turn, note="truncated")
             if self.cuts_in_row > 1:
                 yield from self.record(turn)
                 return (yield from self.stop_or_ask("truncated"))
             note = self.s.protocol.note("truncated", self.lang)
-            yield from self.record(dataclasses.replace(turn, observation=note))
+            yield from self.record(replace(turn, observation=note))
             return None
         self.cuts_in_row = 0
         if verdict.kind == "format_error":
@@ -165,7 +167,7 @@ class _Run:
                 return "format_errors"
             again = self.errors_in_row > 1
             text = self.s.protocol.explain(verdict.step, self.tools, self.lang, again=again)
-            yield from self.record(dataclasses.replace(turn, observation=text))
+            yield from self.record(replace(turn, observation=text))
             return None
         self.errors_in_row = 0
         if verdict.kind == "answer":
@@ -173,11 +175,11 @@ class _Run:
             return (yield from self.answered(turn, verdict.step.answer))
         for i, action in enumerate(reading.steps):
             if i:  # a native reply's later calls share its message
-                turn = dataclasses.replace(
+                turn = replace(
                     turn, index=len(self.turns) + 1, text="", usage=Usage(), model_seconds=0.0,
                     note=None, joined=True, policy_notes=(),
                 )  # fmt: skip
-            yield from self.record((yield from self.act(dataclasses.replace(turn, step=action))))
+            yield from self.record((yield from self.act(replace(turn, step=action))))
         return None
 
     def answered(self, turn: Turn, answer: str) -> Generator[Effect, Any, StopReason | None]:
@@ -186,16 +188,12 @@ class _Run:
             check = policy.check_answer(self, answer)
             if isinstance(check, SendBack):
                 note = PolicyNote(policy.name, "sent_back", check.reason, check.arguments)
-                notes = (*turn.policy_notes, note)
-                yield from self.record(
-                    dataclasses.replace(turn, observation=check.observation, policy_notes=notes)
-                )
+                yield from self.record(_noted(turn, note, observation=check.observation))
                 return None
             if isinstance(check, AskAlone):
-                note = PolicyNote(policy.name, "asked_alone", check.reason)
-                self.answer, self.source = answer, "model"
+                self.answer, self.source = answer, "model"  # unless the ask brings a better one
                 yield from self.record(
-                    dataclasses.replace(turn, policy_notes=(*turn.policy_notes, note))
+                    _noted(turn, PolicyNote(policy.name, "asked_alone", check.reason))
                 )
                 return (yield from self.alone("final_answer"))
         self.answer, self.source = answer, "model"
@@ -220,31 +218,28 @@ class _Run:
             if check is not None:
                 note = PolicyNote(policy.name, "not_run", check.reason, check.arguments)
                 result = ToolResult(
-                    prepared.tool.name, prepared.arguments, error=check.observation,
+                    prepared.tool.name,
+                    prepared.arguments,
+                    error=check.observation,
                     error_kind="not_run",
-                )  # fmt: skip
-                notes = (*turn.policy_notes, note)
-                return dataclasses.replace(
-                    turn, result=result, observation=check.observation, policy_notes=notes
                 )
+                return _noted(turn, note, result=result, observation=check.observation)
         earlier = self.done.get(prepared.key) if prepared.tool.cache else None
-        if earlier is not None:
-            failed = earlier.result is not None and earlier.result.is_error
-            again = bool(self.turns) and self.turns[-1].note == "repeated_call"  # asked to answer
+        if earlier is not None:  # twice in a row, the model is asked to answer (`again`)
             text = observation.repeated_call(
                 prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
-                again=again, failed=failed, question=self.question, others=self.others(prepared.tool.name),
+                again=bool(self.turns) and self.turns[-1].note == "repeated_call",
+                failed=earlier.is_error, question=self.question,
+                others=self.others(prepared.tool.name),
                 found=[t.observation or "" for t in self.done.values() if not t.is_error],
             )  # fmt: skip
-            return dataclasses.replace(
-                turn, result=earlier.result, observation=text, note="repeated_call"
-            )
+            return replace(turn, result=earlier.result, observation=text, note="repeated_call")
         veto = s.before_call(prepared.tool.name, prepared.arguments) if s.before_call else None
         if veto is not None:
             result = ToolResult(
                 prepared.tool.name, prepared.arguments, error=str(veto), error_kind="vetoed"
             )
-            return self.observed(dataclasses.replace(turn, note="vetoed"), result)
+            return self.observed(replace(turn, note="vetoed"), result)
         limit = s.observation_limit
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
@@ -253,10 +248,7 @@ class _Run:
             line = policy.after_call(self, turn)
             if line is not None:
                 note = PolicyNote(policy.name, "added_line", "after_result")
-                turn = dataclasses.replace(
-                    turn, observation=f"{turn.observation}\n{line}",
-                    policy_notes=(*turn.policy_notes, note),
-                )  # fmt: skip
+                turn = _noted(turn, note, observation=f"{turn.observation}\n{line}")
         return turn
 
     def others(self, tool: str) -> list[str]:
@@ -267,35 +259,35 @@ class _Run:
         text = observation.observe(
             result, limit=self.s.observation_limit, lang=self.lang, others=self.others(result.tool)
         )
-        return dataclasses.replace(turn, result=result, observation=text)
+        return replace(turn, result=result, observation=text)
 
     def alone(self, otherwise: StopReason) -> Generator[Effect, Any, StopReason]:
         """The question asked once more alone, without tools, history or the protocol's frame
-        (a policy asked for it). A plain short reply is the answer; one `_plain` reads as no
-        answer, or cut off, leaves the answer before it and ends the run as `otherwise`."""
+        (a policy asked for it): a short plain reply is the answer; no answer, or a cut one,
+        leaves the answer it had and ends the run as `otherwise`."""
         note = templates.note("closed_book", self.lang)  # the same for every protocol: no frame
         plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
         asked = yield from self.ask(Request(plain), read=read_plain)
         if asked is None:
             self.answer = self.source = None
             return "model_error"
-        _, turn = asked
+        turn = asked[1]
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in CUT:
             self.answer, self.source = turn.step.answer, "closed_book"
-        yield from self.record(dataclasses.replace(turn, note="closed_book", preface=note))
+        yield from self.record(replace(turn, note="closed_book", preface=note))
         return "final_answer" if self.answer is not None else otherwise
 
     def last_chance(self) -> Generator[Effect, Any, None]:
-        """At the step limit, one request without tools for a best-effort answer; the Result
-        says when the answer came from it. A cut reply is no answer here either."""
+        """At the step limit, one request without tools for a best-effort answer (never a cut
+        one); the Result says when the answer came from it."""
         note = self.s.protocol.note("best_effort", self.lang, max_steps=str(self.s.max_steps))
         asked = yield from self.ask(self.request(Offer(tuple(self.tools), "none"), preface=note))
         if asked is None:
             return
-        _, turn = asked
+        turn = asked[1]
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in CUT:
             self.answer, self.source = turn.step.answer, "best_effort"
-        yield from self.record(dataclasses.replace(turn, note="best_effort", preface=note))
+        yield from self.record(replace(turn, note="best_effort", preface=note))
 
     def result(self, stop: StopReason) -> Result:
         # the conversation as the model saw it: the last request, the turns since shown whole
@@ -308,3 +300,8 @@ class _Run:
             seconds=time.perf_counter() - self.started, protocol=self.s.protocol.name,
             answer_source=self.source if self.answer is not None else None,
         )  # fmt: skip
+
+
+def _noted(turn: Turn, note: PolicyNote, **changes: Any) -> Turn:
+    """`turn` with what a policy did added to its notes (and `changes`)."""
+    return replace(turn, policy_notes=(*turn.policy_notes, note), **changes)
