@@ -188,20 +188,52 @@ def test_a_model_failure_at_the_best_effort_request_is_reported(capsys):
     assert "boom" in capsys.readouterr().err
 
 
+LOOK = 'Thought: t\nAction: lookup_fact\nAction Input: {"query": "colour of clear sky"}'
+ECHO = "Thought: I now know the answer.\nFinal Answer: colour of clear sky"
+
+
 def test_a_closed_book_answer_is_shown_with_what_the_engine_asked(capsys):
-    """The answer that ends the run came from a request without tools or history: the step
-    shows what the engine asked, so the two answers in a row read as what they are."""
-    look = 'Thought: t\nAction: lookup_fact\nAction Input: {"query": "colour of clear sky"}'
-    echo = "Thought: I now know the answer.\nFinal Answer: colour of clear sky"
-    replies = [Reply(body=chat_completion(text)) for text in (look, echo, echo, "Blue")]
+    """With the policies on (`--policies small`), the answer that ends the run came from a
+    request without tools or history: the step shows what the engine asked, so the two
+    answers in a row read as what they are, and --json says where the answer came from."""
+    replies = [Reply(body=chat_completion(text)) for text in (LOOK, ECHO, ECHO, "Blue")]
     with FakeServer(replies) as server:
         question = "What is the colour of a clear sky?"
-        code = main(["run", question, "--base-url", server.base_url, "--model", "m"])
+        argv = ["run", question, "--base-url", server.base_url, "--model", "m"]
+        code = main([*argv, "--policies", "small"])
         plain = server.posts[-1].body
     out, err = capsys.readouterr()
     assert code == EXIT_OK and out.strip() == "Blue"
     assert "Asked: Answer the question in a few words from what you know." in err
     assert "grammar" not in plain and "stop" not in plain and len(plain["messages"]) == 2
+    replies = [Reply(body=chat_completion(text)) for text in (LOOK, ECHO, ECHO, "Blue")]
+    with FakeServer(replies) as server:
+        argv = ["run", question, "--base-url", server.base_url, "--model", "m", "--json"]
+        assert main([*argv, "--policies", "echo"]) == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert (data["answer"], data["answer_source"]) == ("Blue", "closed_book")
+    assert data["steps"][1]["policy_notes"] == [
+        {"policy": "echo", "action": "sent_back", "reason": "echo"}
+    ]
+
+
+def test_without_policies_the_run_takes_the_model_s_answer_as_it_is(capsys):
+    """The default (`--policies none`): no answer is sent back, and nothing is asked alone."""
+    replies = [Reply(body=chat_completion(text)) for text in (LOOK, ECHO)]
+    with FakeServer(replies) as server:
+        question = "What is the colour of a clear sky?"
+        code = main(["run", question, "--base-url", server.base_url, "--model", "m"])
+        posts = len(server.posts)
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK and out.strip() == "colour of clear sky"
+    assert posts == 2 and "Asked:" not in err
+
+
+def test_an_unknown_policy_is_a_usage_error(capsys):
+    argv = ["run", "q", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    code = main([*argv, "--policies", "echo,nonesuch"])
+    assert code == EXIT_USAGE
+    assert "unknown policy nonesuch" in capsys.readouterr().err
 
 
 # --- what is printed can always be printed -------------------------------------------------
@@ -396,21 +428,34 @@ def test_the_environments_proxy_is_used_and_no_proxy_respected(capsys, monkeypat
     assert _run_answering("direct") == EXIT_OK
 
 
-def test_the_readme_documents_the_exit_codes_the_cli_returns() -> None:
+def test_the_docs_document_the_exit_codes_the_cli_returns() -> None:
+    """docs/protocol.md has the table of every code; the README's run section names the codes
+    as the table does, and links to it."""
     from pathlib import Path
 
     from textreact import cli
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    line = next(chunk for chunk in readme.split("\n\n") if chunk.startswith("Exit codes:"))
+    root = Path(__file__).parent.parent
+    protocol = (root / "docs" / "protocol.md").read_text(encoding="utf-8")
+    table = protocol.split("**Exit codes:**", 1)[1].split("\n\n")[1]
+    rows = {
+        cells[1].strip(" `"): cells[2].strip()
+        for cells in (line.split("|") for line in table.splitlines()[2:])
+    }
     for code, meaning in [
-        (cli.EXIT_OK, "answer"),
+        (cli.EXIT_OK, "answer was found"),
         (cli.EXIT_NO_ANSWER, "without an answer"),
         (cli.EXIT_USAGE, "usage"),
         (cli.EXIT_MODEL, "model"),
         (cli.EXIT_INTERRUPTED, "interrupted"),
     ]:
-        assert f"`{code}` " in line and meaning in line.split(f"`{code}` ")[1].split("`")[0]
+        assert meaning in rows[str(code)]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    line = next(chunk for chunk in readme.split("\n\n") if "Exit codes:" in chunk)
+    line = line.split("Exit codes:", 1)[1]
+    named = [part.split("`")[1] for part in line.split(", ")]
+    assert named and set(named) <= set(rows)
+    assert "(docs/protocol.md#textreact-run-input-deadlines-credentials-output)" in line
 
 
 def test_run_protocol_native_shows_live_steps_and_writes_a_transcript(capsys, tmp_path):

@@ -1,5 +1,5 @@
-"""Grounding: after a copied example call, the tool's free-text arguments are held by the
-grammar to the run's own words, for the text protocol only."""
+"""Grounding (the `grounding` policy): after a copied worked-example call, the copied argument
+of that tool is held by the grammar to the run's own words, for the text protocol only."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 from textreact import Agent, ScriptedModel, Tool, builtin_tools
 from textreact.constrain import tools_grammar
 from textreact.constrain.recognizer import matches
-from textreact.grounding import MOST_WORDS, Hold, held, vocabulary
+from textreact.policies import CopiedExample, Grounding, Offer, small_model
+from textreact.policies.grounding import MOST_WORDS, Hold, held, vocabulary
+from textreact.protocols import NativeProtocol, TextProtocol
+from textreact.steps import Action, PolicyNote, ToolResult, Turn
 from textreact.tools.pattern import MAX_PATTERN, read
 
 QUESTION = "What is the combined population of Taipei and New York City?"
@@ -94,12 +97,28 @@ def test_only_plain_strings_are_held_and_the_tool_itself_is_untouched() -> None:
     assert held(weather, ()) is weather
 
 
+def test_only_the_arguments_named_are_held() -> None:
+    """The copied argument only: a plain string beside it (a language code) stays free."""
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "target": {"type": "string"}},
+        "required": ["text", "target"],
+    }
+    translate = Tool.from_schema("translate", "Use it to translate.", schema)
+    grounded = held(translate, ("Paris",), ["text"])
+    assert "pattern" in grounded.parameters["properties"]["text"]
+    assert grounded.parameters["properties"]["target"] == {"type": "string"}
+    assert held(translate, ("Paris",), ["unknown"]) is translate  # nothing named to hold
+    both = held(translate, ("Paris",))  # None: every plain string
+    assert all("pattern" in both.parameters["properties"][k] for k in ("text", "target"))
+
+
 def test_a_run_s_hold_offers_the_same_copy_until_its_words_change() -> None:
     """The protocol builds a grammar once per set of tool objects."""
     calculator, lookup = builtin_tools()
     hold = Hold()
     assert hold.offer([calculator, lookup], QUESTION, "") == [calculator, lookup]
-    hold.add("lookup_fact")
+    hold.add("lookup_fact", ["query"])
     first = hold.offer([calculator, lookup], QUESTION, "")
     assert first[0] is calculator and first[1] is not lookup
     assert hold.offer([calculator, lookup], QUESTION, "")[1] is first[1]
@@ -145,8 +164,12 @@ def test_after_a_copied_call_the_text_protocol_holds_that_tool_to_the_run_s_word
             "Thought: done.\nFinal Answer: 8849 m",
         ]
     )
-    result = Agent(script, protocol="text").run("How tall is Mount Everest?")
-    assert [t.note for t in result.steps] == ["copied", None, None]
+    agent = Agent(script, protocol="text", policies=[CopiedExample(), Grounding()])
+    result = agent.run("How tall is Mount Everest?")
+    assert result.steps[0].policy_notes == (
+        PolicyNote("copied_example", "not_run", "copied_call", ("query",)),
+    )
+    assert PolicyNote("grounding", "steered", "tools") in result.steps[2].policy_notes
     first, third = script.options[0]["grammar"], script.options[2]["grammar"]
     assert '"Everest"' not in first and '"Everest"' in third and '"8849"' in third
     assert '"France"' not in third
@@ -163,7 +186,10 @@ def test_an_error_s_text_lends_no_words_to_the_hold() -> None:
             "Thought: done.\nFinal Answer: I do not know",
         ]
     )
-    result = Agent(script, protocol="text").run("How tall is Mount Everest?")
+    result = Agent(script, protocol="text", policies=small_model()).run(
+        "How tall is Mount Everest?"
+    )
+    assert result.steps[0].result.error_kind == "not_run"
     assert result.steps[1].result.error_kind == "arguments"
     assert "capital of France" in result.steps[1].observation
     assert not matches(
@@ -180,7 +206,39 @@ def test_the_native_protocol_sends_the_tools_schemas_as_they_are() -> None:
             "8849 m",
         ]
     )
-    Agent(script, protocol="native").run("How tall is Mount Everest?")
+    Agent(script, protocol="native", policies=small_model()).run("How tall is Mount Everest?")
     sent = json.dumps([o.get("tools") for o in script.options])
     assert '"lookup_fact"' in json.dumps(script.options[2].get("tools"))
     assert "pattern" not in sent
+
+
+class Run:
+    """A run as the grounding policy reads it: one call refused as a copy."""
+
+    def __init__(self, protocol: object) -> None:
+        self.protocol = protocol
+        self.question = "How tall is Mount Everest?"
+        self.tools = builtin_tools()
+        self.opening: list = []
+        self.requests = 1
+        self.lang = "en"
+        self.tool_choice = "auto"
+        copied = ToolResult(
+            "lookup_fact", {"query": "capital of France"}, error="a copy", error_kind="not_run"
+        )
+        note = PolicyNote("copied_example", "not_run", "copied_call", ("query",))
+        action = Action("lookup_fact", {"query": "capital of France"})
+        self.turns = [Turn(1, "", action, "a copy", copied, policy_notes=(note,))]
+
+
+def test_the_policy_holds_the_copied_tool_only_where_the_protocol_holds_arguments() -> None:
+    """Native tools= carries the tools' own schemas: the policy leaves the offer as it is
+    there, and replaces the copied tool by its held copy under the text protocol."""
+    tools = tuple(builtin_tools())
+    offer = Offer(tools, "auto")
+    native = Run(NativeProtocol())
+    assert Grounding().start(native).steer(native, offer) == offer
+    text = Run(TextProtocol())
+    steered = Grounding().start(text).steer(text, offer)
+    assert steered.tool_choice == "auto" and steered.tools[0] is tools[0]
+    assert "pattern" in steered.tools[1].parameters["properties"]["query"]

@@ -138,7 +138,13 @@ def test_a_closed_book_answer_says_where_it_came_from(protocol: str, driver: str
     result, _ = run(protocol, driver, moves)
     assert result.answer == "I do not know." and result.answer_source == "closed_book"
     assert result.steps[-1].note == "closed_book"
-    assert result.steps[-1].policy_notes == () and result.steps[-2].note == "truncated"
+    (note,) = result.steps[-1].policy_notes
+    assert (note.policy, note.action, note.reason) == (
+        "closed_book",
+        "asked_alone",
+        "cut_off_twice",
+    )
+    assert result.steps[-2].note == "truncated"
 
 
 @both

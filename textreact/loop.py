@@ -2,12 +2,12 @@
 to run a tool (`RunTool`), is sent the results, yields each `Turn` as it happens, and returns the
 `Result`. The sync and async drivers in `agent.py` only perform what it asks for.
 
-One turn: offer the tools (policies may steer the offer), ask, read the reply (protocol), judge
-it (`verdict.judge`, shared with serve), then act: a cut reply is re-asked once, a format error
-is explained and counted, an answer is accepted unless a policy sends it back, and each call is
-prepared once, answered from the first result when it repeats one (unless its tool says its
-result may change), offered to `before_call`, run, and observed. Stop reasons are decided in
-`turn` and `run` alone; policies are consulted at fixed points and never learn of each other."""
+One turn: offer the tools, ask, read the reply (protocol), judge it (`verdict.judge`, shared
+with serve), then act: a cut reply is re-asked once, a format error is explained and counted,
+an answer ends the run, and each call is prepared once, answered from the first result when it
+repeats one (unless its tool's result may change), offered to `before_call`, run and observed.
+Stop reasons are decided in `turn` and `run` alone. The run's policies (`textreact.policy`)
+are asked at fixed points: the offer, a call before it runs, a result, an answer, a stop."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 from textreact import observation, templates
 from textreact.effects import Ask, BeforeCall, Effect, Reply, RunTool, Settings
 from textreact.errors import ModelError
-from textreact.policy import AskAlone, Offer, SendBack
+from textreact.policy import AskAlone, Offer, Policies, noted
 from textreact.protocols import Reading, read_plain
 from textreact.steps import (
     AnswerSource,
@@ -33,7 +33,7 @@ from textreact.steps import (
     ToolResult,
     Turn,
     Usage,
-)  # fmt: skip
+)
 from textreact.verdict import CUT, judge
 
 __all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
@@ -54,20 +54,18 @@ class _Run:
     """The state of one run; policies read it through `textreact.policy.RunView`."""
 
     def __init__(self, settings: Settings, question: str) -> None:
-        self.s = settings
-        self.tools = settings.toolbox.tools
-        self.question = question
+        self.s, self.tools, self.question = settings, settings.toolbox.tools, question
         self.opening = settings.protocol.opening(question, self.tools, settings.lang)
         self.turns: list[Turn] = []
-        self.requests = 0
-        self.asked_at = 0  # how many turns there were when the model was last asked
+        self.requests = self.asked_at = 0  # asked_at: the turns there were at the last request
         self.answer: str | None = None
         self.source: AnswerSource | None = None
         self.error: str | None = None
         self.errors_in_row = self.cuts_in_row = 0
         self.done: dict[tuple[str, str], Turn] = {}  # calls run, by identity
         self.started = time.perf_counter()
-        self.policies = [p.start(self) for p in settings.policies]
+        self.offered = Offer(tuple(self.tools), settings.tool_choice)  # at the last request
+        self.policies = Policies(settings.policies, self)
 
     lang = property(lambda self: self.s.lang)
     protocol = property(lambda self: self.s.protocol)
@@ -88,27 +86,18 @@ class _Run:
 
     def offer(self) -> tuple[Offer, tuple[PolicyNote, ...]]:
         """This turn's tools and tool choice: a required call is required until one has
-        worked, a named tool until it has; then each policy may steer the offer."""
+        worked, a named tool until it has; then the policies may steer the offer."""
         wanted = self.s.tool_choice
         if wanted not in ("auto", "none"):
             done = {t.result.tool for t in self.turns if t.result and not t.result.is_error}
             wanted = "auto" if (done if wanted == "required" else wanted in done) else wanted
-        offer, notes = Offer(tuple(self.tools), wanted), []
-        for policy in self.policies:
-            steered = policy.steer(self, offer)
-            if steered != offer:
-                reason = "tool_choice" if steered.tools == offer.tools else "tools"
-                notes.append(PolicyNote(policy.name, "steered", reason))
-            offer = steered
-        return offer, tuple(notes)
+        return self.policies.steer(Offer(tuple(self.tools), wanted))
 
     def request(self, offer: Offer, preface: str | None = None, keep: int = 0) -> Request:
         self.asked_at = len(self.turns)
-        memory = self.s.memory
-        if keep:
-            memory = replace(memory, keep_recent=memory.keep_recent + keep)
+        memory = replace(self.s.memory, keep_recent=self.s.memory.keep_recent + keep)
         return self.s.protocol.request(
-            self.opening, self.turns, offer.tools, memory=memory, lang=self.s.lang,
+            self.opening, self.turns, offer.tools, memory=memory, lang=self.lang,
             preface=preface, tool_choice=offer.tool_choice,
         )  # fmt: skip
 
@@ -137,14 +126,15 @@ class _Run:
 
     def turn(self) -> Generator[Effect, Any, StopReason | None]:
         """One model call and what the engine does with it; the stop reason, if it ends."""
-        offer, steered = self.offer()
+        self.offered, steered = self.offer()
+        offer = self.offered
         asked = yield from self.ask(self.request(offer))
         if asked is None:
             return "model_error"
         reading, turn = asked
-        turn = replace(turn, policy_notes=steered)
-        verdict = judge(turn.step, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang)
-        turn = replace(turn, step=verdict.step)
+        said = turn.step
+        verdict = judge(said, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang)
+        turn = replace(turn, step=verdict.step, policy_notes=steered)
         if verdict.kind == "filtered":
             self.error = _FILTERED
             yield from self.record(turn)
@@ -154,11 +144,27 @@ class _Run:
             turn = replace(turn, note="truncated")
             if self.cuts_in_row > 1:
                 yield from self.record(turn)
-                return (yield from self.stop_or_ask("truncated"))
-            note = self.s.protocol.note("truncated", self.lang)
-            yield from self.record(replace(turn, observation=note))
+                asks = self.policies.at_stop("truncated")
+                return "truncated" if asks is None else (yield from self.alone("truncated", asks))
+            yield from self.record(
+                replace(turn, observation=self.s.protocol.note("truncated", self.lang))
+            )
             return None
         self.cuts_in_row = 0
+        # an answer, even one the turn's steered tool choice refuses: a policy may know why
+        checked = None
+        if isinstance(said, FinalAnswer) and (
+            verdict.kind == "answer" or self.tool_choice == "auto"
+        ):
+            checked = self.policies.check_answer(said.answer)
+        if checked is not None:
+            note, check = checked
+            if isinstance(check, AskAlone):
+                self.answer, self.source = said.answer, "model"  # unless the ask brings one
+                yield from self.record(noted(turn, note))
+                return (yield from self.alone("final_answer"))
+            yield from self.record(noted(turn, note, step=said, observation=check.observation))
+            return None
         if verdict.kind == "format_error":
             assert isinstance(verdict.step, FormatError)
             self.errors_in_row += 1
@@ -170,9 +176,10 @@ class _Run:
             yield from self.record(replace(turn, observation=text))
             return None
         self.errors_in_row = 0
-        if verdict.kind == "answer":
-            assert isinstance(verdict.step, FinalAnswer)
-            return (yield from self.answered(turn, verdict.step.answer))
+        if isinstance(verdict.step, FinalAnswer):
+            self.answer, self.source = verdict.step.answer, "model"
+            yield from self.record(turn)
+            return "final_answer"
         for i, action in enumerate(reading.steps):
             if i:  # a native reply's later calls share its message
                 turn = replace(
@@ -182,48 +189,18 @@ class _Run:
             yield from self.record((yield from self.act(replace(turn, step=action))))
         return None
 
-    def answered(self, turn: Turn, answer: str) -> Generator[Effect, Any, StopReason | None]:
-        """An answer, accepted unless a policy sends it back or asks the question alone."""
-        for policy in self.policies:
-            check = policy.check_answer(self, answer)
-            if isinstance(check, SendBack):
-                note = PolicyNote(policy.name, "sent_back", check.reason, check.arguments)
-                yield from self.record(_noted(turn, note, observation=check.observation))
-                return None
-            if isinstance(check, AskAlone):
-                self.answer, self.source = answer, "model"  # unless the ask brings a better one
-                yield from self.record(
-                    _noted(turn, PolicyNote(policy.name, "asked_alone", check.reason))
-                )
-                return (yield from self.alone("final_answer"))
-        self.answer, self.source = answer, "model"
-        yield from self.record(turn)
-        return "final_answer"
-
-    def stop_or_ask(self, reason: StopReason) -> Generator[Effect, Any, StopReason]:
-        """`reason`, unless a policy asks the question alone first."""
-        for policy in self.policies:
-            if policy.at_stop(self, reason) is not None:
-                return (yield from self.alone(reason))
-        return reason
-
     def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
         """`turn` with its call's result and observation."""
         step, s = turn.step, self.s
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)  # type: ignore[union-attr]
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
-        for policy in self.policies:
-            check = policy.check_call(self, prepared)
-            if check is not None:
-                note = PolicyNote(policy.name, "not_run", check.reason, check.arguments)
-                result = ToolResult(
-                    prepared.tool.name,
-                    prepared.arguments,
-                    error=check.observation,
-                    error_kind="not_run",
-                )
-                return _noted(turn, note, result=result, observation=check.observation)
+        refused = self.policies.check_call(prepared)
+        if refused is not None:
+            note, check = refused
+            tool, arguments, text = prepared.tool.name, prepared.arguments, check.observation
+            result = ToolResult(tool, arguments, error=text, error_kind="not_run")
+            return noted(turn, note, result=result, observation=text)
         earlier = self.done.get(prepared.key) if prepared.tool.cache else None
         if earlier is not None:  # twice in a row, the model is asked to answer (`again`)
             text = observation.repeated_call(
@@ -236,20 +213,16 @@ class _Run:
             return replace(turn, result=earlier.result, observation=text, note="repeated_call")
         veto = s.before_call(prepared.tool.name, prepared.arguments) if s.before_call else None
         if veto is not None:
+            error, kind = str(veto), "vetoed"
             result = ToolResult(
-                prepared.tool.name, prepared.arguments, error=str(veto), error_kind="vetoed"
+                prepared.tool.name, prepared.arguments, error=error, error_kind=kind
             )
             return self.observed(replace(turn, note="vetoed"), result)
         limit = s.observation_limit
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
         turn = self.done[prepared.key] = self.observed(turn, result)
-        for policy in self.policies:
-            line = policy.after_call(self, turn)
-            if line is not None:
-                note = PolicyNote(policy.name, "added_line", "after_result")
-                turn = _noted(turn, note, observation=f"{turn.observation}\n{line}")
-        return turn
+        return self.policies.after_call(turn)
 
     def others(self, tool: str) -> list[str]:
         """The names of the tools besides `tool`, which a hint may point the model to."""
@@ -261,20 +234,22 @@ class _Run:
         )
         return replace(turn, result=result, observation=text)
 
-    def alone(self, otherwise: StopReason) -> Generator[Effect, Any, StopReason]:
+    def alone(
+        self, otherwise: StopReason, note: PolicyNote | None = None
+    ) -> Generator[Effect, Any, StopReason]:
         """The question asked once more alone, without tools, history or the protocol's frame
         (a policy asked for it): a short plain reply is the answer; no answer, or a cut one,
         leaves the answer it had and ends the run as `otherwise`."""
-        note = templates.note("closed_book", self.lang)  # the same for every protocol: no frame
-        plain = [{"role": "system", "content": note}, {"role": "user", "content": self.question}]
+        preface = templates.note("closed_book", self.lang)  # every protocol's: no frame
+        plain = [{"role": "system", "content": preface}, {"role": "user", "content": self.question}]
         asked = yield from self.ask(Request(plain), read=read_plain)
         if asked is None:
             self.answer = self.source = None
             return "model_error"
-        turn = asked[1]
+        turn = replace(asked[1], note="closed_book", preface=preface)
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in CUT:
             self.answer, self.source = turn.step.answer, "closed_book"
-        yield from self.record(replace(turn, note="closed_book", preface=note))
+        yield from self.record(turn if note is None else noted(turn, note))
         return "final_answer" if self.answer is not None else otherwise
 
     def last_chance(self) -> Generator[Effect, Any, None]:
@@ -291,8 +266,9 @@ class _Run:
 
     def result(self, stop: StopReason) -> Result:
         # the conversation as the model saw it: the last request, the turns since shown whole
-        since = len(self.turns) - self.asked_at
-        conversation = self.request(Offer(tuple(self.tools), "auto"), keep=since)
+        conversation = self.request(
+            Offer(tuple(self.tools), "auto"), keep=len(self.turns) - self.asked_at
+        )
         return Result(
             answer=self.answer, stop_reason=stop, steps=tuple(self.turns),
             messages=conversation.messages, usage=sum((t.usage for t in self.turns), Usage()),
@@ -300,8 +276,3 @@ class _Run:
             seconds=time.perf_counter() - self.started, protocol=self.s.protocol.name,
             answer_source=self.source if self.answer is not None else None,
         )  # fmt: skip
-
-
-def _noted(turn: Turn, note: PolicyNote, **changes: Any) -> Turn:
-    """`turn` with what a policy did added to its notes (and `changes`)."""
-    return replace(turn, policy_notes=(*turn.policy_notes, note), **changes)

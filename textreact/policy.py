@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from textreact.steps import PolicyNote, Turn
 from textreact.tools.tool import NotFound
 
 if TYPE_CHECKING:
     from textreact.models import Message
     from textreact.protocols import Protocol as ReactProtocol
-    from textreact.steps import ToolResult, Turn
+    from textreact.steps import ToolResult
     from textreact.tools import Tool
     from textreact.tools.box import Prepared
 
-__all__ = ["AskAlone", "Offer", "Policy", "RunView", "SendBack", "found", "results"]
+__all__ = ["AskAlone", "Offer", "Policies", "Policy", "RunView", "SendBack", "found", "results"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class RunView(Protocol):
     turns: Sequence[Turn]
     opening: Sequence[Message]
     requests: int
+    #: What the last request offered, after every policy's steering.
+    offered: Offer
 
     @property
     def lang(self) -> str: ...
@@ -106,6 +109,61 @@ class Policy:
     def at_stop(self, run: RunView, reason: str) -> AskAlone | None:
         """When the run is about to end without an answer for `reason` ("truncated")."""
         return None
+
+
+class Policies:
+    """One run's policies, asked in order at each fixed point: the first that acts decides,
+    and what it did comes back as the `PolicyNote` the loop puts on the turn."""
+
+    def __init__(self, policies: Sequence[Policy], run: RunView) -> None:
+        self.policies = [p.start(run) for p in policies]
+        self.run = run
+
+    def steer(self, offer: Offer) -> tuple[Offer, tuple[PolicyNote, ...]]:
+        notes = []
+        for policy in self.policies:
+            steered = policy.steer(self.run, offer)
+            if steered != offer:
+                reason = "tool_choice" if steered.tools == offer.tools else "tools"
+                notes.append(PolicyNote(policy.name, "steered", reason))
+            offer = steered
+        return offer, tuple(notes)
+
+    def check_call(self, call: Prepared) -> tuple[PolicyNote, SendBack] | None:
+        for policy in self.policies:
+            check = policy.check_call(self.run, call)
+            if check is not None:
+                return PolicyNote(policy.name, "not_run", check.reason, check.arguments), check
+        return None
+
+    def after_call(self, turn: Turn) -> Turn:
+        for policy in self.policies:
+            line = policy.after_call(self.run, turn)
+            if line is not None:
+                note = PolicyNote(policy.name, "added_line", "after_result")
+                turn = noted(turn, note, observation=f"{turn.observation}\n{line}")
+        return turn
+
+    def check_answer(self, answer: str) -> tuple[PolicyNote, SendBack | AskAlone] | None:
+        for policy in self.policies:
+            check = policy.check_answer(self.run, answer)
+            if check is not None:
+                action = "sent_back" if isinstance(check, SendBack) else "asked_alone"
+                arguments = check.arguments if isinstance(check, SendBack) else ()
+                return PolicyNote(policy.name, action, check.reason, arguments), check
+        return None
+
+    def at_stop(self, reason: str) -> PolicyNote | None:
+        for policy in self.policies:
+            check = policy.at_stop(self.run, reason)
+            if check is not None:
+                return PolicyNote(policy.name, "asked_alone", check.reason)
+        return None
+
+
+def noted(turn: Turn, note: PolicyNote, **changes: Any) -> Turn:
+    """`turn` with what a policy did added to its notes (and `changes`)."""
+    return replace(turn, policy_notes=(*turn.policy_notes, note), **changes)
 
 
 def found(result: ToolResult | None) -> bool:

@@ -30,7 +30,7 @@ class CopiedExample(Policy):
 
     def reset(self, run: RunView) -> None:
         self.examples: Examples = examples(run.opening, run.tools, run.protocol.read)
-        self.told: set[str] = set()
+        self.told: dict[str, int] = {}  # each copy sent back, and at which request
         self.lost = False
         self.hidden: str | None = None
 
@@ -48,8 +48,8 @@ class CopiedExample(Policy):
         if copying is None:
             return None
         argument, value = copying
-        again = fold(value) in self.told
-        self.told.add(fold(value))
+        told_at = self.told.setdefault(fold(value), run.requests)
+        again = told_at < run.requests  # sent back at an earlier reply, not this one
         self.lost = self.lost or again
         self.hidden = call.tool.name
         text = observation.copied(value, run.question, run.lang, answer=False, again=again)
@@ -60,7 +60,7 @@ class CopiedExample(Policy):
         if copy is None:
             return None
         if fold(copy) not in self.told:
-            self.told.add(fold(copy))
+            self.told[fold(copy)] = run.requests
             text = observation.copied(copy, run.question, run.lang, answer=True, again=self.lost)
             return SendBack(text, "copied_answer")
         worked = any(found(t.result) for t in run.turns)

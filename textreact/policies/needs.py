@@ -160,7 +160,7 @@ class Needs(Policy):
 
     def steer(self, run: RunView, offer: Offer) -> Offer:
         steered, self.steered = self.steered, None
-        if steered is None or run.tool_choice != "auto":
+        if steered is None or offer.tool_choice != "auto":  # the user's, or another's steering
             return offer
         return Offer(offer.tools, steered)
 
@@ -194,8 +194,8 @@ class Needs(Policy):
 
     def check_answer(self, run: RunView, answer: str) -> SendBack | None:
         failed = self.unfinished
-        if failed is None or failed.result is None:
-            return None
+        if failed is None or failed.result is None or run.offered.tool_choice == "none":
+            return None  # nothing refused, or no tool to finish it with
         progress = self._progress(run, failed)
         if not self._news(failed, progress):
             return None  # told this already: once for each thing found, at most
