@@ -1,13 +1,12 @@
-"""The loop, once, without I/O: a generator that asks its driver to call the model (`Ask`) and
-to run a tool (`RunTool`), is sent the results, yields each `Turn` as it happens, and returns the
-`Result`. The sync and async drivers in `agent.py` only perform what it asks for.
+"""The loop, once, without I/O: a generator that asks its driver (`agent.py`) to call the model
+(`Ask`) and run a tool (`RunTool`), yields each `Turn`, and returns the `Result`.
 
 One turn: offer the tools, ask, read the reply (protocol), judge it (`verdict.judge`, shared
 with serve), then act: a cut reply is re-asked once, a format error is explained and counted,
 an answer ends the run, and each call is prepared once, answered from the first result when it
 repeats one (unless its tool's result may change), offered to `before_call`, run and observed.
-Stop reasons are decided in `turn` and `run` alone. The run's policies (`textreact.policy`)
-are asked at fixed points: the offer, a call before it runs, a result, an answer, a stop."""
+Stop reasons are decided here alone. The run's policies (`textreact.policy`) are asked at fixed
+points: the offer, a call before it runs, a result, an answer, a stop."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ from textreact.policy import AskAlone, Offer, Policies, noted
 from textreact.protocols import Reading, read_plain
 from textreact.steps import (
     AnswerSource,
-    Completion,
     FinalAnswer,
     FormatError,
     PolicyNote,
@@ -34,19 +32,13 @@ from textreact.steps import (
     Turn,
     Usage,
 )
-from textreact.verdict import CUT, judge
+from textreact.verdict import CUT, FILTERED, judge
 
 __all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
 
-_FILTERED = (
-    "the server's content filter stopped the reply (finish_reason 'content_filter'); rephrase "
-    "the question, or use another model or server"
-)
-
 
 def run(settings: Settings, question: str) -> Generator[Effect, Any, Result]:
-    """The loop for one question; see the module docstring for the protocol of effects. A
-    KeyboardInterrupt thrown in by the driver ends the run as "interrupted"."""
+    """The loop for one question; a KeyboardInterrupt thrown in ends it as "interrupted"."""
     return _Run(settings, question).run()
 
 
@@ -78,8 +70,12 @@ class _Run:
                 stop = yield from self.turn()
                 if stop is None and self.requests >= self.s.max_steps:
                     stop = "max_steps"
-                    if self.s.best_effort:
-                        yield from self.last_chance()
+                    if self.s.best_effort:  # one request without tools for a best-effort answer
+                        note = self.s.protocol.note(
+                            "best_effort", self.lang, max_steps=str(self.s.max_steps)
+                        )
+                        request = self.request(Offer(tuple(self.tools), "none"), preface=note)
+                        yield from self.tool_less(request, note, "best_effort")
         except KeyboardInterrupt:
             stop = "interrupted"
         return self.result(stop)
@@ -102,7 +98,7 @@ class _Run:
         )  # fmt: skip
 
     def ask(
-        self, request: Request, read: Callable[[Completion, Any], Reading] | None = None
+        self, request: Request, read: Callable[..., Reading] | None = None
     ) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
         """The reply read into steps (by the protocol, unless told otherwise), and the turn it
         starts; None when the model failed."""
@@ -124,6 +120,11 @@ class _Run:
         self.turns.append(turn)
         yield turn
 
+    def end(self, turn: Turn, stop: StopReason | None) -> Generator[Effect, Any, StopReason | None]:
+        """`turn` recorded as the last of this model call, and the stop reason it gives."""
+        yield from self.record(turn)
+        return stop
+
     def turn(self) -> Generator[Effect, Any, StopReason | None]:
         """One model call and what the engine does with it; the stop reason, if it ends."""
         self.offered, steered = self.offer()
@@ -136,9 +137,8 @@ class _Run:
         verdict = judge(said, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang)
         turn = replace(turn, step=verdict.step, policy_notes=steered)
         if verdict.kind == "filtered":
-            self.error = _FILTERED
-            yield from self.record(turn)
-            return "model_error"
+            self.error = FILTERED
+            return (yield from self.end(turn, "model_error"))
         if verdict.kind == "cut":
             self.cuts_in_row += 1
             turn = replace(turn, note="truncated")
@@ -146,10 +146,8 @@ class _Run:
                 yield from self.record(turn)
                 asks = self.policies.at_stop("truncated")
                 return "truncated" if asks is None else (yield from self.alone("truncated", asks))
-            yield from self.record(
-                replace(turn, observation=self.s.protocol.note("truncated", self.lang))
-            )
-            return None
+            note = self.s.protocol.note("truncated", self.lang)
+            return (yield from self.end(replace(turn, observation=note), None))
         self.cuts_in_row = 0
         # an answer, even one the turn's steered tool choice refuses: a policy may know why
         checked = None
@@ -163,23 +161,23 @@ class _Run:
                 self.answer, self.source = said.answer, "model"  # unless the ask brings one
                 yield from self.record(noted(turn, note))
                 return (yield from self.alone("final_answer"))
-            yield from self.record(noted(turn, note, step=said, observation=check.observation))
-            return None
+            return (
+                yield from self.end(
+                    noted(turn, note, step=said, observation=check.observation), None
+                )
+            )
         if verdict.kind == "format_error":
             assert isinstance(verdict.step, FormatError)
             self.errors_in_row += 1
             if self.errors_in_row >= self.s.max_format_errors:
-                yield from self.record(turn)
-                return "format_errors"
+                return (yield from self.end(turn, "format_errors"))
             again = self.errors_in_row > 1
             text = self.s.protocol.explain(verdict.step, self.tools, self.lang, again=again)
-            yield from self.record(replace(turn, observation=text))
-            return None
+            return (yield from self.end(replace(turn, observation=text), None))
         self.errors_in_row = 0
         if isinstance(verdict.step, FinalAnswer):
             self.answer, self.source = verdict.step.answer, "model"
-            yield from self.record(turn)
-            return "final_answer"
+            return (yield from self.end(turn, "final_answer"))
         for i, action in enumerate(reading.steps):
             if i:  # a native reply's later calls share its message
                 turn = replace(
@@ -242,27 +240,24 @@ class _Run:
         leaves the answer it had and ends the run as `otherwise`."""
         preface = templates.note("closed_book", self.lang)  # every protocol's: no frame
         plain = [{"role": "system", "content": preface}, {"role": "user", "content": self.question}]
-        asked = yield from self.ask(Request(plain), read=read_plain)
-        if asked is None:
+        if not (yield from self.tool_less(Request(plain), preface, "closed_book", note)):
             self.answer = self.source = None
             return "model_error"
-        turn = replace(asked[1], note="closed_book", preface=preface)
-        if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in CUT:
-            self.answer, self.source = turn.step.answer, "closed_book"
-        yield from self.record(turn if note is None else noted(turn, note))
         return "final_answer" if self.answer is not None else otherwise
 
-    def last_chance(self) -> Generator[Effect, Any, None]:
-        """At the step limit, one request without tools for a best-effort answer (never a cut
-        one); the Result says when the answer came from it."""
-        note = self.s.protocol.note("best_effort", self.lang, max_steps=str(self.s.max_steps))
-        asked = yield from self.ask(self.request(Offer(tuple(self.tools), "none"), preface=note))
+    def tool_less(
+        self, request: Request, preface: str, kind: Any, note: PolicyNote | None = None
+    ) -> Generator[Effect, Any, bool]:
+        """One request beyond the run's own turns, recorded as a `kind` turn: an answer it
+        brings, never a cut one, is the run's (`Result.answer_source`). False: the model failed."""
+        asked = yield from self.ask(request, read_plain if kind == "closed_book" else None)
         if asked is None:
-            return
-        turn = asked[1]
+            return False
+        turn = replace(asked[1], note=kind, preface=preface)
         if isinstance(turn.step, FinalAnswer) and turn.finish_reason not in CUT:
-            self.answer, self.source = turn.step.answer, "best_effort"
-        yield from self.record(replace(turn, note="best_effort", preface=note))
+            self.answer, self.source = turn.step.answer, kind
+        yield from self.record(turn if note is None else noted(turn, note))
+        return True
 
     def result(self, stop: StopReason) -> Result:
         # the conversation as the model saw it: the last request, the turns since shown whole

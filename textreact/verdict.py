@@ -14,11 +14,16 @@ from textreact.steps import Action, FinalAnswer, FormatError, Step
 if TYPE_CHECKING:
     from textreact.tools import ToolBox
 
-__all__ = ["CUT", "Kind", "Verdict", "judge"]
+__all__ = ["CUT", "FILTERED", "Kind", "Verdict", "judge"]
 
 Kind = Literal["answer", "call", "format_error", "cut", "filtered"]
 #: Finish reasons that say a reply was cut off, so it is no answer as it stands.
 CUT = ("length", "content_filter")
+#: The run's error when the server's filter stopped a reply.
+FILTERED = (
+    "the server's content filter stopped the reply (finish_reason 'content_filter'); rephrase "
+    "the question, or use another model or server"
+)
 #: The `tool_choice` values that name no tool.
 _CHOICES = ("auto", "required", "none")
 
