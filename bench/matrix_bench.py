@@ -24,8 +24,9 @@ from typing import Any
 from naive_loop import run as naive_run
 
 from textreact.compare.bfcl import Entry, check_call, load_bfcl
-from textreact.compare.runner import run_compare
-from textreact.compare.suite import builtin_suite, score, select
+from textreact.compare.runner import Options, run_compare
+from textreact.compare.suite import builtin_suite, load_suite, score, select
+from textreact.loading import load_object
 from textreact.models.local import MODEL_NAME, default_cache_dir, gguf_path, local_server
 from textreact.models.openai_compat import OpenAICompatModel
 from textreact.tools import Tool, builtin_tools
@@ -48,13 +49,15 @@ def model_files() -> dict[str, Path]:
 
 
 def suites(
-    tags: list[str], limit: int | None, bfcl: int, spread: bool, files: list[str]
+    tags: list[str], limit: int | None, bfcl: int, spread: bool, files: list[str], suite: str
 ) -> dict[str, list[Any]]:
-    """The suite's tasks and `bfcl` entries of each BFCL file: its first ones, or with `spread`
-    entries evenly spaced across it (the files run in topic order, so the first few are alike)."""
+    """The suite's tasks (the built-in one, or a JSONL file) and `bfcl` entries of each BFCL
+    file: its first ones, or with `spread` entries evenly spaced across it (the files run in
+    topic order, so the first few are alike)."""
     chosen: dict[str, list[Any]] = {}
     if limit != 0:
-        chosen["suite"] = select(builtin_suite(), tags=tags, limit=limit)
+        tasks = builtin_suite() if suite == "builtin" else load_suite(suite)
+        chosen[Path(suite).stem] = select(tasks, tags=tags, limit=limit)
     for name in files:
         path = BFCL / f"BFCL_v4_{name}.json"
         if bfcl and path.exists():
@@ -77,7 +80,7 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
     }
 
 
-def naive_row(model: Any, tasks: list[Any], max_steps: int) -> dict[str, Any]:
+def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
     """The tutorial loop over the same tasks, measured as `row` measures textreact's runs: a
     BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
     final answer. Its "valid" is looser than textreact's: the first Action Input parsed as a
@@ -96,8 +99,9 @@ def naive_row(model: Any, tasks: list[Any], max_steps: int) -> dict[str, Any]:
             won = check.valid
             valid += call is not None and isinstance(call["arguments"], dict)
         else:
-            run = naive_run(model, builtin_tools(), task.question, max_steps=max_steps)
-            won = score(task, run.answer)[0]
+            tools = list(options.tools or builtin_tools())
+            run = naive_run(model, tools, task.question, max_steps=options.max_steps)
+            won = score(task, run.answer)[0] and task.calls_fit(c["tool"] for c in run.calls)
             valid += bool(run.calls) and isinstance(run.calls[0]["arguments"], dict)
         wins += won
         tokens += run.completion_tokens
@@ -122,8 +126,13 @@ def main() -> None:
         "--only", default=",".join((*PROTOCOLS, NAIVE)), help="protocols to run (and naive)"
     )
     parser.add_argument("--policies", default="none", help="none, small, or policy names")
+    parser.add_argument("--suite", default="builtin", help="builtin, or a JSONL task file")
+    parser.add_argument("--tools", help="MODULE:NAME of the suite's tools (compare --tools)")
+    parser.add_argument("--tool-choice", default="auto", help="every run's tool choice")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
     args = parser.parse_args()
+    tools = None if args.tools is None else tuple(load_object(args.tools, "--tools", "x.py:T"))
+    options = Options(args.max_steps, args.policies, tools, args.tool_choice)
     files = model_files()
     rows = []
     for name in args.models.split(","):
@@ -137,7 +146,7 @@ def main() -> None:
             )  # fmt: skip
             tags = [t for t in args.tags.split(",") if t]
             for suite, tasks in suites(
-                tags, args.limit, args.bfcl, args.spread, args.files.split(",")
+                tags, args.limit, args.bfcl, args.spread, args.files.split(","), args.suite
             ).items():
                 started = time.perf_counter()
                 chosen = args.only.split(",")
@@ -145,16 +154,17 @@ def main() -> None:
                 measured = {}
                 if protocols:
                     report = run_compare(
-                        model, tasks, protocols=protocols, max_steps=args.max_steps,
-                        policies=args.policies, on_outcome=lambda o, done, total: print(
+                        model, tasks, protocols=protocols, options=options,
+                        on_outcome=lambda o, done, total: print(
                             f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
                         ),
                     )  # fmt: skip
                     measured = {p: row(report, p) for p in protocols}
                 if NAIVE in chosen:
-                    measured[NAIVE] = naive_row(model, tasks, args.max_steps)
+                    measured[NAIVE] = naive_row(model, tasks, options)
                 for protocol in chosen:
                     rows.append({"model": name, "variant": protocol, "suite": suite,
+                                 "tool_choice": args.tool_choice, "policies": args.policies,
                                  **measured[protocol]})  # fmt: skip
                     print(json.dumps(rows[-1]), flush=True)
                 print(f"({time.perf_counter() - started:.0f} s)", flush=True)

@@ -15,7 +15,7 @@ from fakeserver import FakeServer, Reply, chat_completion, error_body
 
 from textreact.cli import EXIT_USAGE, main
 from textreact.compare import add_compare_arguments, compare_command, report
-from textreact.compare.runner import run_compare
+from textreact.compare.runner import Options, run_compare
 from textreact.compare.suite import (
     Task,
     builtin_suite,
@@ -237,7 +237,7 @@ def test_a_slice_of_the_suite_on_the_embedded_model() -> None:
     tasks = select(builtin_suite(), tags=["calculator"], limit=2)
     gguf = local.gguf_path(local.default_cache_dir(os.environ))
     with local.local_model(gguf, max_tokens=128, timeout=600.0) as model:
-        result = run_compare(model, tasks, max_steps=2)
+        result = run_compare(model, tasks, options=Options(max_steps=2))
     for protocol in ("text", "native"):
         summary = report.summarise(result, protocol)
         assert summary["runs"] == 2 and 0.0 <= summary["success_rate"] <= 1.0

@@ -252,7 +252,8 @@ def test_the_closed_book_ask_after_two_cut_off_replies_is_recorded_as_the_policy
         "text", "sync", moves, question="What did coffee cost?", policies=[ClosedBook()]
     )
     notes = [n for t in result.steps for n in t.policy_notes]
-    assert [(n.policy, n.action) for n in notes] == [("closed_book", "asked_alone")]
+    assert notes == [PolicyNote("closed_book", "asked_alone", "cut_off_twice")]
+    assert result.answer_source == "closed_book"
 
 
 @both

@@ -726,9 +726,10 @@ def test_an_answer_before_the_calculation_that_needed_lookups_is_sent_back_once(
 def test_an_early_answer_on_the_request_steered_to_a_call_is_told_what_is_missing(
     protocol: str,
 ) -> None:
-    """The pre-refactor loop sent such an answer back with what the policy had to say (what
-    was needed, what was found, what is still to find), which says more than "call a tool",
-    and did not count it as a format error."""
+    """An answer the steered tool choice refuses still meets the policies: it goes back with
+    what the policy has to say (what was needed, what was found, what is still to find), which
+    says more than "call a tool", and is no format error. Sent back once: the same answer
+    again, nothing new found, is the model's."""
     moves = [
         call("calculator", expression="Mount Everest - Mount Fuji"),
         call("lookup_fact", query="height of Mount Everest"),
@@ -736,9 +737,12 @@ def test_an_early_answer_on_the_request_steered_to_a_call_is_told_what_is_missin
         answer("8849 m"),
     ]
     question = "How much higher is Mount Everest than Mount Fuji?"
-    result, _ = run(protocol, "sync", moves, question=question)
-    assert marks(result)[2] == "unfinished"
+    result, script = run(protocol, "sync", moves, question=question)
+    assert marks(result) == [None, "after_result", "unfinished", None]
+    assert result.steps[2].step.kind == "final"  # not turned into a format error
     assert 'Still to find: "Mount Fuji".' in (result.steps[2].observation or "")
+    assert (result.answer, result.stop_reason) == ("8849 m", "final_answer")
+    script.assert_exhausted()
 
 
 #: The calculator refused two names; then both were looked up.

@@ -21,8 +21,10 @@ from typing import Any
 from textreact.compare.suite import read_utf8
 from textreact.errors import ConfigError
 
-#: The categories with exactly one expected call, which is what this scorer handles.
-CATEGORIES = ("live_multiple", "live_simple", "multiple", "simple")
+#: The categories with exactly one expected call, or none, which is what this scorer handles.
+CATEGORIES = ("live_multiple", "live_simple", "multiple", "simple", "irrelevance")
+#: Categories whose right reply calls no function: they have no possible-answer file.
+NO_CALL = ("irrelevance", "live_irrelevance")
 _TYPES: dict[str, type] = {
     "string": str,
     "integer": int,
@@ -96,10 +98,14 @@ def _records(path: Path) -> list[dict[str, Any]]:
 def load_bfcl(questions: str | Path, answers: str | Path | None = None) -> list[Entry]:
     """The entries of a BFCL question file of a single-call category, with their answers."""
     questions = Path(questions)
-    answers = answers_path(questions) if answers is None else Path(answers)
-    truths = {record["id"]: record["ground_truth"] for record in _records(answers)}
+    records = _records(questions)
+    if records and category(records[0]["id"]) in NO_CALL:
+        truths: dict[str, Any] = {record["id"]: [] for record in records}
+    else:
+        answers = answers_path(questions) if answers is None else Path(answers)
+        truths = {record["id"]: record["ground_truth"] for record in _records(answers)}
     entries = []
-    for record in _records(questions):
+    for record in records:
         kind = category(record["id"])
         if kind not in CATEGORIES:
             raise ConfigError(
@@ -127,7 +133,10 @@ def standardize(text: str) -> str:
 
 
 def check_call(entry: Entry, name: str | None, arguments: Any) -> Check:
-    """Score one call (`name` None: no call was made) against the entry's possible answers."""
+    """Score one call (`name` None: no call was made) against the entry's possible answers; an
+    entry with none (irrelevance: no function fits) is right only with no call."""
+    if not entry.ground_truth:
+        return Check(name is None, "" if name is None else f"called {name}", "called")
     if len(entry.ground_truth) != 1:
         return Check(False, "more than one expected call", "wrong_count")
     [(expected, possible)] = entry.ground_truth[0].items()

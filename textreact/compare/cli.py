@@ -47,6 +47,18 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--max-steps", type=positive_int, default=8, help="model calls per task")
     group.add_argument("--policies", default="none", help=POLICIES_HELP)
+    group.add_argument(
+        "--tools",
+        metavar="MODULE:NAME",
+        help="your own tools for a --suite file: a list of textreact Tools in a module or a "
+        ".py file (e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
+    )
+    group.add_argument(
+        "--tool-choice",
+        default="auto",
+        metavar="CHOICE",
+        help="every run's tool choice: auto (default), required, none, or a tool name",
+    )
     group.add_argument("--limit", type=positive_int, help="only the first N tasks (N >= 1)")
     group.add_argument("--tags", help="only tasks with any of these comma-separated tags")
     group.add_argument("--json", type=Path, dest="json_file", help="write the JSON report here")
@@ -112,6 +124,8 @@ class Plan:
     tasks: tuple[Any, ...]
     protocols: tuple[str, ...]
     specs: tuple[ModelSpec, ...] = ()
+    #: The user's tools (--tools); None: the built-in ones.
+    tools: tuple[Any, ...] | None = None
 
 
 def prepare_compare(args: argparse.Namespace) -> Plan:
@@ -127,6 +141,8 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
                 "--gguf, give every model as a spec (--model-spec NAME=BASE_URL[,model=M])"
             )
     tasks = tuple(load_tasks(args))
+    tools = None if args.tools is None else load_tools(args.tools, tasks)
+    check_tool_choice(args.tool_choice, tools)
     for flag, path in (("--json", args.json_file), ("--markdown", args.markdown)):
         if path is not None:
             check_writable(path, flag)
@@ -137,7 +153,39 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
         chart_backend()  # a missing extra is named now, not after every run
     if args.transcripts is not None:
         check_folder(args.transcripts, "--transcripts")
-    return Plan(tasks, protocols, specs)
+    return Plan(tasks, protocols, specs, tools)
+
+
+def check_tool_choice(choice: str, tools: tuple[Any, ...] | None) -> None:
+    from textreact.constrain import TOOL_CHOICES
+    from textreact.tools import builtin_tools
+
+    names = [t.name for t in (builtin_tools() if tools is None else tools)]
+    if choice not in TOOL_CHOICES and choice not in names:
+        raise ConfigError(
+            f"--tool-choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
+            f"({', '.join(names)}), got {choice!r}"
+        )
+
+
+def load_tools(spec: str, tasks: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The tools `--tools` names, checked: a list of Tools (or a function returning one), with
+    every tool a task's `calls` names among them."""
+    from textreact.loading import load_object
+    from textreact.tools import Tool
+
+    found = load_object(spec, "--tools", "my_tools.py:TOOLS")
+    tools = found() if callable(found) and not isinstance(found, Tool) else found
+    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Tool) for t in tools):
+        raise ConfigError(
+            f"--tools {spec} must name a list of textreact Tools (made with @tool or "
+            f"Tool.from_schema), got {type(tools).__name__}"
+        )
+    names = {t.name for t in tools}
+    missing = sorted({c for task in tasks for c in getattr(task, "calls", ()) if c not in names})
+    if missing:
+        raise ConfigError(f"the suite's tasks call {', '.join(missing)}, which --tools lacks")
+    return tuple(tools)
 
 
 def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:

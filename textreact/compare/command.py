@@ -87,11 +87,19 @@ class _Comparison:
     def run(self, name: str | None, model: Any) -> None:
         """Every task through every protocol on `model`, written as each run ends."""
         from textreact.compare import report as render
-        from textreact.compare.runner import Report, constrain_meta, run_compare
+        from textreact.compare.runner import (
+            Options,
+            Report,
+            constrain_meta,
+            options_meta,
+            run_compare,
+        )  # fmt: skip
 
         served = getattr(model, "model", type(model).__name__)
         label = name or served
         meta = {"model": served, "name": label, "suite": self.args.suite}
+        args = self.args
+        options = Options(args.max_steps, args.policies, self.plan.tools, args.tool_choice)
         outcomes: list[Any] = []
         started = time.perf_counter()
         folder = self.args.transcripts
@@ -106,7 +114,7 @@ class _Comparison:
                 repeat=self.args.repeat,
                 concurrency=self.args.concurrency,
                 seconds=time.perf_counter() - started,
-                meta={**meta, **constrain_meta(model)},
+                meta={**meta, **constrain_meta(model), **options_meta(options)},
             )
 
         def progress(outcome: Any, count: int, total: int) -> None:
@@ -124,8 +132,7 @@ class _Comparison:
                 protocols=self.plan.protocols,
                 repeat=self.args.repeat,
                 concurrency=self.args.concurrency,
-                max_steps=self.args.max_steps,
-                policies=self.args.policies,
+                options=options,
                 on_outcome=progress,
             )
         except KeyboardInterrupt:

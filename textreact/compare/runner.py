@@ -110,13 +110,24 @@ def _cut_observation(discarded: str) -> bool:
     return any(m.lastgroup == grammar.OBSERVATION for m in grammar.KEYWORD_LINE.finditer(discarded))
 
 
-def run_task(
-    model: Any, task: Task, protocol: str, *, max_steps: int = 8, policies: str = "none"
-) -> Result:
-    """One task through one protocol with the built-in tools and the named `policies`."""
+@dataclass(frozen=True)
+class Options:
+    """How each run of a comparison is made."""
+
+    max_steps: int = 8
+    #: The policies by name (`textreact.policies.by_name`): "none", "small", or names.
+    policies: str = "none"
+    #: The tools of a suite's tasks; None: the built-in tools. (BFCL entries bring their own.)
+    tools: tuple[Tool, ...] | None = None
+    #: The tool choice of every run, BFCL entries included.
+    tool_choice: str = "auto"
+
+
+def run_task(model: Any, task: Task, protocol: str, options: Options = Options()) -> Result:
+    """One task through one protocol, as `options` say."""
     agent = Agent(
-        model, protocol=agent_protocol(protocol), max_steps=max_steps, lang=task.lang,
-        policies=by_name(policies),
+        model, options.tools, protocol=agent_protocol(protocol), max_steps=options.max_steps,
+        lang=task.lang, policies=by_name(options.policies), tool_choice=options.tool_choice,
     )  # fmt: skip
     return agent.run(task.question)
 
@@ -128,7 +139,9 @@ def _recorder(name: str) -> Callable[..., str]:
     return record
 
 
-def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str, Any] | None]:
+def run_entry(
+    model: Any, entry: Entry, protocol: str, tool_choice: str = "auto"
+) -> tuple[Result, dict[str, Any] | None]:
     """One BFCL entry through one protocol: its functions offered as tools, one model call, and
     the first call it made (tool named as in BFCL's file, arguments as the model wrote them)."""
     tools = [
@@ -137,15 +150,10 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
         )
         for f in entry.functions
     ]
-    # BFCL expects a call, as its own prompt mode does: a call is required.
     agent = Agent(
-        model,
-        tools,
-        protocol=agent_protocol(protocol),
-        max_steps=1,
-        best_effort=False,
-        tool_choice="required",
-    )
+        model, tools, protocol=agent_protocol(protocol), max_steps=1, best_effort=False,
+        tool_choice=tool_choice,
+    )  # fmt: skip
     result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
     if action is None:
@@ -155,13 +163,11 @@ def run_entry(model: Any, entry: Entry, protocol: str) -> tuple[Result, dict[str
     return result, {"tool": name, "arguments": action.step.input}
 
 
-def _one(
-    model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int, policies: str
-) -> Outcome:
+def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, options: Options) -> Outcome:
     """One run as an outcome; a run that raises is a failed row with the reason, so one bad
     reply or one bug never takes the other runs (and the report) down with it."""
     try:
-        return _run_one(model, item, protocol, repeat, max_steps, policies)
+        return _run_one(model, item, protocol, repeat, options)
     except Exception as exc:  # any failure of one run is that run's result
         reason = f"the run raised {type(exc).__name__}: {exc}"
         result = Result(None, "model_error", (), [], Usage(), error=reason, protocol=protocol)
@@ -171,16 +177,17 @@ def _one(
 
 
 def _run_one(
-    model: Any, item: Task | Entry, protocol: str, repeat: int, max_steps: int, policies: str
+    model: Any, item: Task | Entry, protocol: str, repeat: int, options: Options
 ) -> Outcome:
     if isinstance(item, Entry):
-        result, call = run_entry(model, item, protocol)
+        result, call = run_entry(model, item, protocol, options.tool_choice)
         check = check_call(item, call and call["tool"], call and call["arguments"])
         return Outcome(
             item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
         )
-    result = run_task(model, item, protocol, max_steps=max_steps, policies=policies)
+    result = run_task(model, item, protocol, options)
     correct, unscored = score(item, result.answer)
+    correct = correct and item.calls_fit(t.tool for t in result.steps if t.tool)
     final = result.stop_reason == "final_answer"
     return Outcome(
         item.id,
@@ -201,8 +208,7 @@ def run_compare(
     protocols: Sequence[str] = DEFAULT_PROTOCOLS,
     repeat: int = 1,
     concurrency: int = 1,
-    max_steps: int = 8,
-    policies: str = "none",
+    options: Options = Options(),
     on_outcome: Callable[[Outcome, int, int], None] | None = None,
 ) -> Report:
     """Run every task through every protocol (of PROTOCOLS) `repeat` times;
@@ -212,17 +218,17 @@ def run_compare(
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:
         raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
-    by_name(policies)  # an unknown name is a usage error before any run
-    if repeat < 1 or concurrency < 1 or max_steps < 1:
+    by_name(options.policies)  # an unknown name is a usage error before any run
+    if repeat < 1 or concurrency < 1 or options.max_steps < 1:
         raise ConfigError(
             f"repeat, concurrency and max_steps must be >= 1, got {repeat}, {concurrency}, "
-            f"{max_steps}"
+            f"{options.max_steps}"
         )
     jobs = [(item, p, r) for r in range(repeat) for item in tasks for p in protocols]
     outcomes: list[Outcome] = []
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(_one, model, item, p, r, max_steps, policies) for item, p, r in jobs]
+        futures = [pool.submit(_one, model, item, p, r, options) for item, p, r in jobs]
         try:
             for future in as_completed(futures):
                 outcomes.append(future.result())
@@ -241,8 +247,17 @@ def run_compare(
         repeat=repeat,
         concurrency=concurrency,
         seconds=time.perf_counter() - started,
-        meta=constrain_meta(model),
+        meta={**constrain_meta(model), **options_meta(options)},
     )
+
+
+def options_meta(options: Options) -> dict[str, Any]:
+    """The settings every figure of a report was measured under, for the report itself."""
+    tools = "built-in" if options.tools is None else [t.name for t in options.tools]
+    return {
+        "tool_choice": options.tool_choice, "policies": options.policies,
+        "max_steps": options.max_steps, "tools": tools,
+    }  # fmt: skip
 
 
 def constrain_meta(model: Any) -> dict[str, Any]:

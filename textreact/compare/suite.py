@@ -2,9 +2,12 @@
 is right.
 
 One task a line: `{"id", "question", "answer": number, "tolerance": relative, "pattern": regex,
-"tags": [...], "lang": "en" | "zh"}`. An answer is right when a number written in it is within
-the relative tolerance of `answer` (thousands separators, `2.6 million` and `260.2万` are read),
-or when `pattern` matches it; a task may give either or both.
+"tags": [...], "lang": "en" | "zh", "calls": [tool, ...], "no_call": bool}`. An answer is
+right when a number written in it is within the relative tolerance of `answer` (thousands
+separators, `2.6 million` and `260.2万` are read), or when `pattern` matches it; a task may
+give either or both. With `calls`, each named tool must also have been called (an answer from
+memory is no answer to a question about the user's data); with `no_call`, no tool may have been
+(the question needs none).
 
 Patterns are matched with the `regex` package under a time limit: a pattern that backtracks
 catastrophically (a nested quantifier such as `(a+)+$`) fails its task with the reason instead
@@ -53,6 +56,15 @@ class Task:
     tags: tuple[str, ...] = field(default=())
     #: Prompt language for the text protocol.
     lang: str = "en"
+    #: Tools that must have been called for the answer to count.
+    calls: tuple[str, ...] = field(default=())
+    #: The question needs no tool: a call makes the answer wrong.
+    no_call: bool = False
+
+    def calls_fit(self, called: Iterable[str]) -> bool:
+        """Whether the tools called (by name) are what the task asks of them."""
+        made = set(called)
+        return not made if self.no_call else set(self.calls) <= made
 
 
 def numbers_in(text: str) -> list[float]:
@@ -120,6 +132,11 @@ def parse_task(record: object, where: str) -> Task:
     lang = record.get("lang", "en")
     if lang not in grammar.LANGUAGES:
         raise ConfigError(f"{where}: 'lang' must be one of {grammar.LANGUAGES}, got {lang!r}")
+    calls, no_call = record.get("calls", []), record.get("no_call", False)
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise ConfigError(f"{where}: 'calls' must be a list of tool names, got {calls!r}")
+    if not isinstance(no_call, bool) or (no_call and calls):
+        raise ConfigError(f"{where}: 'no_call' must be true or false, and not given with 'calls'")
     return Task(
         id=str(record.get("id") or where),
         question=record["question"],
@@ -128,6 +145,8 @@ def parse_task(record: object, where: str) -> Task:
         pattern=pattern,
         tags=tuple(tags),
         lang=lang,
+        calls=tuple(calls),
+        no_call=no_call,
     )
 
 

@@ -4,7 +4,6 @@ minimal completion by replaying its recorded choices. Everything follows from th
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textreact.errors import ConfigError
+from textreact.loading import load_object
 from textreact.steps import Action, FinalAnswer
 from textreact.testing import draw, families
 from textreact.testing.draw import Drawer, ReplayDrawer
@@ -140,22 +140,7 @@ def _same_json(expected: Any, got: Any) -> bool:
 
 def load_parser(spec: str) -> ParseFn:
     """`package.module:function` (or `module:Class.method`) -> the callable it names."""
-    module_name, colon, attribute = spec.partition(":")
-    if not colon or not module_name or not attribute:
-        raise ConfigError(
-            f"expected a parser as module:function (e.g. textreact.parser:parse), got {spec!r}"
-        )
-    try:
-        target: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"cannot import {module_name!r} for parser {spec!r}: {exc}. Check the module name, "
-            "and run from the directory that holds it or add that directory to PYTHONPATH."
-        ) from exc
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise ConfigError(f"{module_name!r} has no attribute {attribute!r} (from {spec!r})")
-        target = getattr(target, part)
+    target = load_object(spec, "a parser", "textreact.parser:parse", "module:function")
     if not callable(target):
         raise ConfigError(f"{spec!r} names a {type(target).__name__}, not a function")
     return target
