@@ -140,11 +140,16 @@ def test_a_server_that_rejects_tools_is_reported_as_unsupported() -> None:
     assert capability(result) == "rejected"
 
 
-def test_a_call_written_as_text_is_flagged_not_taken_silently() -> None:
+def test_a_call_written_as_text_runs_as_the_call_it_is_and_is_flagged() -> None:
     written = 'Sure.\n```json\n{"name": "calculator", "arguments": {"expression": "17*23"}}\n```'
-    result, _ = run([text(written)])
-    assert result.steps[-1].note == "call_as_text"
-    assert capability(result) == "as_text"
+    result, bodies = run([text(written), text("391")])
+    first = result.steps[0]
+    assert (first.note, first.tool, first.observation) == ("call_as_text", "calculator", "391")
+    assert capability(result) == "as_text" and result.answer == "391"
+    assistant, tool = bodies[1]["messages"][-2:]
+    (call,) = assistant["tool_calls"]
+    assert call["function"]["name"] == "calculator" and tool["tool_call_id"] == call["id"]
+    assert json.loads(call["function"]["arguments"]) == {"expression": "17*23"}
 
 
 def test_a_plain_answer_without_calls_is_no_call() -> None:

@@ -3,11 +3,14 @@
 with the text protocol on the same model through the same loop.
 
 A server that refuses `tools=`, ignores them, or lets the model write the call as JSON text is
-reported as such (see `capability`), never as a crash."""
+reported as such (see `capability`), never as a crash. A call written as JSON text runs as the
+call it is (the turn is noted "call_as_text"): the model decided to call, and only the server's
+template failed to turn its words into a call."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -133,8 +136,10 @@ class NativeProtocol:
                 "the reply had neither text nor tool calls", "", problem="empty_reply"
             )
             return Reading((empty,), text)
-        as_text = call_written_as_text(text, [t.name for t in tools])
-        return Reading((FinalAnswer(text),), text, "call_as_text" if as_text else None)
+        written = call_written_as_text(text, [t.name for t in tools])
+        if written is None:
+            return Reading((FinalAnswer(text),), text)
+        return Reading((_recovered(written, text),), text, "call_as_text")
 
     def note(self, name: str, lang: str, **slots: str) -> str:
         return templates.note(f"native_{name}" if name in _OWN_NOTES else name, lang, **slots)
@@ -174,6 +179,17 @@ def _decoded(arguments: str) -> dict[str, Any] | str:
     return value if isinstance(value, dict) else arguments
 
 
+def _recovered(written: dict[str, Any], text: str) -> Action:
+    """A call the model wrote as JSON text, as the call it meant: it runs, and the history
+    shows it as a native call (with an id of its own), so the next request is the one a
+    server that parsed the call itself would have been sent."""
+    name = written.get("name") or written.get("function") or written.get("tool")
+    arguments = written.get("arguments", written.get("parameters", {}))
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    call_id = f"call_text_{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+    return Action(tool=str(name), input=_decoded(raw), raw_input=raw, call_id=call_id)
+
+
 def call_written_as_text(content: str | None, names: Sequence[str]) -> dict[str, Any] | None:
     """The tool call a model wrote as JSON in its text instead of as a native call, if any.
 
@@ -200,7 +216,7 @@ def capability(result: Result) -> Capability:
     """What one native run shows about the server's tool calling."""
     if result.stop_reason == "model_error" and (result.error or "").startswith(UNSUPPORTED):
         return "rejected"
-    if any(isinstance(turn.step, Action) for turn in result.steps):
+    if any(isinstance(t.step, Action) and t.note != "call_as_text" for t in result.steps):
         return "supported"
     if any(turn.note == "call_as_text" for turn in result.steps):
         return "as_text"
