@@ -120,3 +120,24 @@ def test_calls_and_no_call_are_read_and_checked() -> None:
     for bad in ({"calls": "a"}, {"no_call": "yes"}, {"calls": ["a"], "no_call": True}):
         with pytest.raises(ConfigError):
             parse_task({"question": "q", "answer": 1, **bad}, "t:1")
+
+
+def test_run_takes_a_users_tools_file(tmp_path: Path, capsys) -> None:
+    tools, _ = _files(tmp_path, {"id": "a", "question": "q?", "answer": 1})
+    replies = [Reply(body=chat_completion(CALL)), Reply(body=chat_completion("Final Answer: 42.5"))]
+    with FakeServer(replies) as server:
+        argv = ["run", "--base-url", server.base_url, "--model", "m", "--constrain", "off"]
+        code = main([*argv, "--tools", f"{tools}:TOOLS", "--json", "Total of ORD-10001?"])
+    done = json.loads(capsys.readouterr().out)
+    assert code == 0 and done["answer"] == "42.5"
+    assert done["steps"][0]["tool"] == "get_order" and "shipped" in done["steps"][0]["observation"]
+    assert "get_order" in server.posts[0].body["messages"][0]["content"]
+
+
+def test_run_refuses_a_tools_flag_that_names_no_tools(tmp_path: Path, capsys) -> None:
+    tools, _ = _files(tmp_path, {"id": "a", "question": "q?", "answer": 1})
+    with FakeServer([]) as server:
+        argv = ["run", "--base-url", server.base_url, "--model", "m", "--tools", f"{tools}:tool"]
+        code = main([*argv, "q?"])
+    assert code == EXIT_USAGE and server.requests == []
+    assert "list of textreact Tools" in capsys.readouterr().err

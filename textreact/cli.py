@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto (default), required (a tool call before the first answer), none, or a tool name",
     )
     run.add_argument("--policies", default="none", help=POLICIES_HELP)
+    run.add_argument(
+        "--tools",
+        metavar="MODULE:NAME",
+        help="your own tools: a list of textreact Tools in a module or a .py file "
+        "(e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
     run.set_defaults(handler=cmd_run)
 
@@ -358,16 +364,18 @@ def _question_text(raw: bytes | str, source: str) -> str:
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
     from textreact.compare.cli import check_writable
+    from textreact.loading import load_tools
     from textreact.policies import by_name
 
     question = read_question(args.question)
+    tools = None if args.tools is None else load_tools(args.tools)
     if args.transcript is not None:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
     with open_model(args, env) as model:
         agent = Agent(
-            model, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
+            model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
             on_event=live, tool_choice=args.tool_choice, policies=by_name(args.policies),
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)

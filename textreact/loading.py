@@ -12,7 +12,7 @@ from typing import Any
 
 from textreact.errors import ConfigError
 
-__all__ = ["load_object"]
+__all__ = ["load_object", "load_tools"]
 
 
 def load_object(spec: str, what: str, example: str, form: str = "module:name") -> Any:
@@ -53,3 +53,18 @@ def _module(name: str) -> Any:
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+def load_tools(spec: str) -> tuple[Any, ...]:
+    """The tools a `--tools MODULE:NAME` flag names: a list of Tools, or a function returning
+    one; anything else is a ConfigError that says what was expected."""
+    from textreact.tools import Tool
+
+    found = load_object(spec, "--tools", "my_tools.py:TOOLS")
+    tools = found() if callable(found) and not isinstance(found, Tool) else found
+    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Tool) for t in tools):
+        raise ConfigError(
+            f"--tools {spec} must name a list of textreact Tools (made with @tool or "
+            f"Tool.from_schema), got {type(tools).__name__}"
+        )
+    return tuple(tools)

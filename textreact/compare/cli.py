@@ -169,23 +169,15 @@ def check_tool_choice(choice: str, tools: tuple[Any, ...] | None) -> None:
 
 
 def load_tools(spec: str, tasks: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The tools `--tools` names, checked: a list of Tools (or a function returning one), with
-    every tool a task's `calls` names among them."""
-    from textreact.loading import load_object
-    from textreact.tools import Tool
+    """The tools `--tools` names, with every tool a task's `calls` names among them."""
+    from textreact.loading import load_tools as load
 
-    found = load_object(spec, "--tools", "my_tools.py:TOOLS")
-    tools = found() if callable(found) and not isinstance(found, Tool) else found
-    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Tool) for t in tools):
-        raise ConfigError(
-            f"--tools {spec} must name a list of textreact Tools (made with @tool or "
-            f"Tool.from_schema), got {type(tools).__name__}"
-        )
+    tools = load(spec)
     names = {t.name for t in tools}
     missing = sorted({c for task in tasks for c in getattr(task, "calls", ()) if c not in names})
     if missing:
         raise ConfigError(f"the suite's tasks call {', '.join(missing)}, which --tools lacks")
-    return tuple(tools)
+    return tools
 
 
 def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:
