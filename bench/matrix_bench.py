@@ -96,7 +96,7 @@ def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
             run = naive_run(model, tools, task.question, max_steps=1)
             call = run.calls[0] if run.calls else None
             check = check_call(task, call and call["tool"], call and call["arguments"])
-            won = check.valid
+            won = check.valid and (bool(task.ground_truth) or run.answer is not None)
             valid += call is not None and isinstance(call["arguments"], dict)
         else:
             tools = list(options.tools or builtin_tools())

@@ -213,3 +213,22 @@ def test_an_entry_runs_through_both_protocols_and_records_the_first_call() -> No
     assert native_run.call["tool"] == "geometry.area"
     assert native_run.check.error_type == "value_error:others"
     assert not native_run.success
+
+
+def test_irrelevance_is_right_only_with_an_answer_and_no_call(tmp_path: Path) -> None:
+    """No function fits: an answer without a call is right, a call is wrong, and a reply that
+    never came (a server error, a cut reply) is no answer at all, not a right "no call"."""
+    entry = {**QUESTION, "id": "irrelevance_0"}
+    [irrelevant] = load_bfcl(_write(tmp_path / "BFCL_v4_irrelevance.json", [entry]))
+    assert irrelevant.ground_truth == ()
+    call = 'Action: geometry.area\nAction Input: {"base": 10, "height": 5}'
+    replies = [
+        Reply(body=chat_completion("No function here computes that.")),
+        Reply(body=chat_completion(call)),
+        Reply(body=chat_completion("It is", finish_reason="length")),
+    ]
+    with FakeServer(replies) as server:
+        model = OpenAICompatModel("fake-model", server.base_url, max_retries=0)
+        report = run_compare(model, [irrelevant] * 3, protocols=["text"])
+    assert [o.success for o in report.outcomes] == [True, False, False]
+    assert report.outcomes[2].check.error_type == "no_answer"

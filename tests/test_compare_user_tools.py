@@ -141,3 +141,13 @@ def test_run_refuses_a_tools_flag_that_names_no_tools(tmp_path: Path, capsys) ->
         code = main([*argv, "q?"])
     assert code == EXIT_USAGE and server.requests == []
     assert "list of textreact Tools" in capsys.readouterr().err
+
+
+def test_a_call_that_never_ran_does_not_count_for_calls(tmp_path: Path) -> None:
+    order = {"id": "order", "question": "Total of ORD-10001?", "answer": 42.5,
+             "calls": ["get_order"]}  # fmt: skip
+    tools, suite = _files(tmp_path, order)
+    bad = 'Thought: look.\nAction: get_order\nAction Input: {"order_id": ["ORD-1", 2]}'  # refused
+    replies = [Reply(body=chat_completion(bad)), Reply(body=chat_completion("Final Answer: 42.5"))]
+    _, document, _ = _compare(tmp_path, replies, "--suite", str(suite), "--tools", f"{tools}:TOOLS")
+    assert document["runs"][0]["success"] is False

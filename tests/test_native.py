@@ -203,3 +203,14 @@ def test_anthropic_tool_use_is_answered_with_tool_result_blocks() -> None:
     [block] = answer["content"]
     assert block["tool_use_id"] == "tu_1" and block["is_error"] is True
     assert block["content"] == result.steps[0].observation
+
+
+def test_calls_written_as_text_get_ids_of_their_own_and_a_cut_one_is_no_native_support() -> None:
+    written = '{"name": "calculator", "arguments": {"expression": "17*23"}}'
+    _, bodies = run([text(written), text(written), text("391")])
+    ids = [m["tool_calls"][0]["id"] for m in bodies[2]["messages"] if m.get("tool_calls")]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    assert all(m.get("content") in (None, "") for m in bodies[2]["messages"] if m.get("tool_calls"))
+    cut = text(written + "\nand then I will", "length")
+    result, _ = run([cut, cut])
+    assert result.stop_reason == "truncated" and capability(result) == "as_text"

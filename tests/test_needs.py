@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from textreact.observation import unfinished
 from textreact.policies.needs import progress
+from textreact.policies.notes import unfinished
 from textreact.steps import ToolResult
 
 

@@ -222,3 +222,32 @@ def test_without_policies_the_loop_steers_nothing(protocol: str, driver: str) ->
     result, _ = run(protocol, driver, moves, tools=[refusing_calculator()], policies=[])
     assert result.answer == "5073" and result.answer_source == "model"
     assert not any(t.policy_notes for t in result.steps)
+
+
+@drivers
+def test_a_named_tool_choice_is_never_left_out_by_a_policy(driver: str) -> None:
+    """The worked example's calculation copied under tool_choice="calculator": the copy is
+    sent back, but the named tool stays offered (no crash, no silent override)."""
+    moves = [call("calculator", expression="12 * 34"), call("calculator", expression="7*9")]
+    result, _ = run("text", driver, [*moves, answer("63")], tool_choice="calculator")
+    assert result.answer == "63" and result.steps[1].observation == "63"
+    assert result.steps[0].policy_notes[0].reason == "copied_call"
+
+
+@both
+@drivers
+def test_a_later_policy_never_overrides_an_earlier_one_s_tool_choice(
+    protocol: str, driver: str
+) -> None:
+    from textreact.policies import Needs, ToolHiding
+
+    refused = call("calculate", expression="Mount Everest - Mount Fuji")
+    found = call("lookup_fact", query="height of Mount Everest")
+    moves = [refused, found, found, found, answer("8849")]
+    tools = [refusing_calculator(), *builtin_tools()[1:]]
+    result, _ = run(protocol, driver, moves, tools=tools, policies=[Needs(), ToolHiding()])
+    choosing = [
+        [n.policy for n in t.policy_notes if n.reason == "tool_choice"] for t in result.steps
+    ]
+    assert choosing[1] == ["needs"]  # required, after the refusal
+    assert all(len(chose) <= 1 for chose in choosing)  # never one choice steered over another

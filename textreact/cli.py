@@ -369,6 +369,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
     question = read_question(args.question)
     tools = None if args.tools is None else load_tools(args.tools)
+    policies = by_name(args.policies)  # usage errors before the model starts
     if args.transcript is not None:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
@@ -376,7 +377,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with open_model(args, env) as model:
         agent = Agent(
             model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
-            on_event=live, tool_choice=args.tool_choice, policies=by_name(args.policies),
+            on_event=live, tool_choice=args.tool_choice, policies=policies,
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
         note = getattr(model, "constrain_note", None)

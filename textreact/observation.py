@@ -25,7 +25,6 @@ from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError, Step, ToolResult
 
 if TYPE_CHECKING:
-    from textreact.policies.needs import Progress
     from textreact.tools import Tool
 
 #: Default number of characters of a tool's result shown to the model.
@@ -301,7 +300,7 @@ def _shown_instead(match: re.Match[str]) -> str:
     return f"\\x{ord(char):02x}" if char < "\u0100" else f"\\u{ord(char):04x}"
 
 
-def _defuse(text: str, limit: int | None = None) -> str:
+def defuse(text: str, limit: int | None = None) -> str:
     """Untrusted text made safe to show the model: nothing invisible, cut to `limit` if given
     (after the escapes, which count against it; before the quoting, so that the cut cannot
     bring an unquoted keyword to a line start), control tokens broken, keywords quoted."""
@@ -342,12 +341,12 @@ def observe(
             hint = templates.note(f"hint_{kind}", lang)
         error = format_value(result.error)  # "" for None; a str subclass read safely
         text = templates.note("tool_error", lang, error=error, hint=hint)
-        return _defuse(text.strip(), ERROR_LIMIT)
+        return defuse(text.strip(), ERROR_LIMIT)
     shown = result.text if result.text is not None else format_value(result.value, 4 * limit)
     text = shown.strip()
     if not text:
         return templates.note("empty_result", lang)
-    return _defuse(text, limit)
+    return defuse(text, limit)
 
 
 def repeated_call(
@@ -376,7 +375,7 @@ def repeated_call(
         return templates.note("repeated_call", lang, tool=tool, step=str(step), earlier=earlier)
     return templates.note(
         "repeated_call_found" if others else "repeated_call_found_alone", lang, tool=tool,
-        step=str(step), found=_found(found or [earlier]), question=truncate(question),
+        step=str(step), found=found_list(found or [earlier]), question=truncate(question),
         tools=_named(others),
     )  # fmt: skip
 
@@ -386,79 +385,10 @@ def _named(tools: Sequence[str]) -> str:
     return ", ".join(tools[:_NAMED_TOOLS]) + (", ..." if tools[_NAMED_TOOLS:] else "")
 
 
-def copied(
-    value: str, question: str, lang: str = "en", *, answer: bool, again: bool = False
-) -> str:
-    """Shown instead of running a call, or accepting an answer, copied from an example: the
-    question is restated, because a model that copies has lost it (`answer`: the copy is a
-    final answer; `again`: the model copied an example's call after it was sent back, and
-    no tool is offered from then on)."""
-    kinds = ("copied_answer_alone", "copied_answer") if answer else ("copied_again", "copied_input")
-    name = kinds[0] if again else kinds[1]
-    shown = truncate(" ".join(value.split()), 100)
-    return templates.note(name, lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
-
-
-def echoed(answer: str, tool: str, question: str, lang: str = "en") -> str:
-    """Shown instead of accepting an answer that only repeats what the model sent to `tool`:
-    the question is restated, and the model is told to answer it, not its own call."""
-    shown = truncate(" ".join(answer.split()), 100)
-    return templates.note(
-        "echoed_answer", lang, value=shown, tool=tool, question=truncate(question, DEFAULT_LIMIT)
-    )
-
-
-def unfinished(
-    failed: ToolResult, step: int, progress: Progress, question: str, lang: str = "en"
-) -> str:
-    """Shown instead of accepting an answer given before a call that needed other things found
-    first (`failed`, in `step`) has run: what is still missing, what was found since (each
-    result with the need it answers, so the model can put one in place of the other), the
-    question, and the call with the numbers in place where the engine could put them. A small
-    model answers with the first of two lookups, and, told to calculate, writes the names
-    again. The needs come from the tool, so they are shown like its output: defused."""
-    found = [f"{_quoted([need])}: {text}" if need else text for need, text in progress.found]
-    return templates.note(
-        "unfinished", lang, tool=failed.tool, step=str(step), needs=_quoted(failed.needs),
-        found=_found(found) or "-", question=truncate(question, DEFAULT_LIMIT),
-        todo=_todo("unfinished", failed.tool, step, progress, lang),
-    )  # fmt: skip
-
-
-def waiting(failed: ToolResult, step: int, progress: Progress, lang: str = "en") -> str:
-    """The line after a result that answers one of the needs of a refused call (`failed`, in
-    `step`): what is still missing, or the call to make now. Told only at the end, a small
-    model answers with the first number it found."""
-    return _todo("waiting", failed.tool, step, progress, lang)
-
-
-def _todo(kind: str, tool: str, step: int, progress: Progress, lang: str) -> str:
-    """What is left to do for a refused call: find what is `missing`, or call it again, with
-    the numbers in place (`{kind}_filled`) where the engine could put them there, and written
-    as the question asks where that is not as the model wrote it (`{kind}_asked`)."""
-    if progress.missing:
-        return templates.note(
-            f"{kind}_missing", lang, tool=tool, step=str(step), missing=_quoted(progress.missing)
-        )
-    if progress.filled is None:
-        return templates.note(f"{kind}_found", lang, tool=tool, step=str(step))
-    call = _defuse(json.dumps(progress.filled, ensure_ascii=False))
-    if progress.asked is None:
-        return templates.note(f"{kind}_filled", lang, tool=tool, step=str(step), call=call)
-    a = progress.asked
-    asked = _defuse(" ".join(f"{a.first} {a.operator} {a.second}".split()))
-    return templates.note(f"{kind}_asked", lang, tool=tool, step=str(step), call=call, asked=asked)
-
-
-def _quoted(names: Sequence[str]) -> str:
-    """Names a tool gave, each quoted on one line and defused."""
-    return ", ".join(f'"{_defuse(" ".join(name.split()))}"' for name in names)
-
-
-def _found(results: Sequence[str]) -> str:
+def found_list(results: Sequence[str]) -> str:
     """Results so far as a list, a line each, defused (a tool's raw text, or its observation:
     defusing twice changes nothing)."""
-    return "\n".join(f"- {_defuse(' '.join(text.split()), 200)}" for text in results)
+    return "\n".join(f"- {defuse(' '.join(text.split()), 200)}" for text in results)
 
 
 def format_error(

@@ -123,6 +123,9 @@ class Policies:
         notes = []
         for policy in self.policies:
             steered = policy.steer(self.run, offer)
+            named = steered.tool_choice not in ("auto", "required", "none")
+            if named and steered.tool_choice not in {t.name for t in steered.tools}:
+                continue  # a steering that leaves out the tool the choice names is not taken
             if steered != offer:
                 reason = "tool_choice" if steered.tools == offer.tools else "tools"
                 notes.append(PolicyNote(policy.name, "steered", reason))

@@ -136,7 +136,7 @@ class ToolResult:
     value: Any = None
     error: str | None = None
     #: "unknown_tool" | "arguments" | "timeout" | "exception" | "wrong_tool" (the input is
-    #: for another tool) | "vetoed" | "copied" (an example's value, not run) when `error` is set.
+    #: for another tool) | "vetoed" | "not_run" (a policy refused it) when `error` is set.
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
     seconds: float = 0.0
@@ -145,6 +145,11 @@ class ToolResult:
     text: str | None = None
     #: What a "wrong_tool" call needs found before the tool can run (WrongToolError.needs).
     needs: tuple[str, ...] = ()
+
+    @property
+    def ran(self) -> bool:
+        """Whether the tool itself was run (it may still have failed)."""
+        return self.error_kind not in ("unknown_tool", "arguments", "vetoed", "not_run")
 
     @property
     def is_error(self) -> bool:
@@ -219,6 +224,11 @@ class Turn:
         """The arguments after repair and validation (as written when they were not valid);
         None when no call was made."""
         return self.result.arguments if self.result is not None else None
+
+    @property
+    def ran(self) -> bool:
+        """Whether the tool itself was run (it may still have failed)."""
+        return self.error_kind not in ("unknown_tool", "arguments", "vetoed", "not_run")
 
     @property
     def is_error(self) -> bool:

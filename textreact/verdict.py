@@ -1,7 +1,7 @@
 """One reply judged once: an answer, a call, a format error, cut off, or filtered. The loop and
 `textreact serve` both read a turn through `judge`, so they cannot disagree about what a reply
-means; each decides on its own what to do with the verdict (the loop runs a call, serve hands
-it to its client)."""
+means; each decides on its own what to do with the verdict (the loop runs a call and re-asks a
+cut reply; serve hands a call to its client, and a cut answer too, marked "length")."""
 
 from __future__ import annotations
 

@@ -22,7 +22,9 @@ from textreact.compare.suite import read_utf8
 from textreact.errors import ConfigError
 
 #: The categories with exactly one expected call, or none, which is what this scorer handles.
-CATEGORIES = ("live_multiple", "live_simple", "multiple", "simple", "irrelevance")
+CATEGORIES = (
+    "live_multiple", "live_simple", "multiple", "simple", "live_irrelevance", "irrelevance"
+)  # fmt: skip
 #: Categories whose right reply calls no function: they have no possible-answer file.
 NO_CALL = ("irrelevance", "live_irrelevance")
 _TYPES: dict[str, type] = {

@@ -22,7 +22,7 @@ from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
 from textreact.policies import by_name
 from textreact.protocols import Protocol
-from textreact.protocols.native import capability
+from textreact.protocols.native import capability, written_as_text
 from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
@@ -79,7 +79,7 @@ def measure(result: Result) -> dict[str, Any]:
         "repairs": sum(len(t.repairs) for t in turns),
         "hallucinations_cut": sum(_cut_observation(t.step.discarded_text) for t in turns),
         "truncated": sum(t.note == "truncated" for t in turns),
-        "calls_as_text": sum(t.note == "call_as_text" for t in turns),
+        "calls_as_text": sum(t.note == "call_as_text" or written_as_text(t.step) for t in turns),
         "constrained_turns": sum(t.constrained for t in turns),
         "first_call_valid": first_call_valid(result),
         "prompt_tokens": result.usage.prompt_tokens,
@@ -140,7 +140,7 @@ def _recorder(name: str) -> Callable[..., str]:
 
 
 def run_entry(
-    model: Any, entry: Entry, protocol: str, tool_choice: str = "auto"
+    model: Any, entry: Entry, protocol: str, options: Options = Options()
 ) -> tuple[Result, dict[str, Any] | None]:
     """One BFCL entry through one protocol: its functions offered as tools, one model call, and
     the first call it made (tool named as in BFCL's file, arguments as the model wrote them)."""
@@ -152,7 +152,7 @@ def run_entry(
     ]
     agent = Agent(
         model, tools, protocol=agent_protocol(protocol), max_steps=1, best_effort=False,
-        tool_choice=tool_choice,
+        tool_choice=options.tool_choice, policies=by_name(options.policies),
     )  # fmt: skip
     result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
@@ -180,14 +180,17 @@ def _run_one(
     model: Any, item: Task | Entry, protocol: str, repeat: int, options: Options
 ) -> Outcome:
     if isinstance(item, Entry):
-        result, call = run_entry(model, item, protocol, options.tool_choice)
+        result, call = run_entry(model, item, protocol, options)
         check = check_call(item, call and call["tool"], call and call["arguments"])
+        if not item.ground_truth and result.stop_reason != "final_answer":  # no reply to judge
+            check = Check(False, f"the run ended {result.stop_reason}", "no_answer")
         return Outcome(
             item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
         )
     result = run_task(model, item, protocol, options)
     correct, unscored = score(item, result.answer)
-    correct = correct and item.calls_fit(t.tool for t in result.steps if t.tool)
+    ran = (t.result.tool for t in result.steps if t.result is not None and t.result.ran)
+    correct = correct and item.calls_fit(ran)
     final = result.stop_reason == "final_answer"
     return Outcome(
         item.id,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textreact import observation
 from textreact.policies.examples import Examples, examples, fold
+from textreact.policies.notes import copied
 from textreact.policy import AskAlone, Offer, Policy, RunView, SendBack, found, results
 
 if TYPE_CHECKING:
@@ -36,9 +36,10 @@ class CopiedExample(Policy):
 
     def steer(self, run: RunView, offer: Offer) -> Offer:
         hidden, self.hidden = self.hidden, None
-        if self.lost and run.tool_choice == "auto":
+        if self.lost and offer.tool_choice == "auto":  # never over the user's or another's
             return Offer(offer.tools, "none")
-        if hidden and getattr(run.protocol, "holds_arguments", False):  # text: tools are prose
+        text = getattr(run.protocol, "holds_arguments", False)  # tools only shape the grammar
+        if hidden and text and hidden != offer.tool_choice:
             kept = tuple(t for t in offer.tools if t.name != hidden)
             return Offer(kept or offer.tools, offer.tool_choice)
         return offer
@@ -52,7 +53,7 @@ class CopiedExample(Policy):
         again = told_at < run.requests  # sent back at an earlier reply, not this one
         self.lost = self.lost or again
         self.hidden = call.tool.name
-        text = observation.copied(value, run.question, run.lang, answer=False, again=again)
+        text = copied(value, run.question, run.lang, answer=False, again=again)
         return SendBack(text, "copied_call_again" if again else "copied_call", (argument,))
 
     def check_answer(self, run: RunView, answer: str) -> SendBack | AskAlone | None:
@@ -61,7 +62,7 @@ class CopiedExample(Policy):
             return None
         if fold(copy) not in self.told:
             self.told[fold(copy)] = run.requests
-            text = observation.copied(copy, run.question, run.lang, answer=True, again=self.lost)
+            text = copied(copy, run.question, run.lang, answer=True, again=self.lost)
             return SendBack(text, "copied_answer")
         worked = any(found(t.result) for t in run.turns)
         return AskAlone("copied_answer_again") if self.ask_alone and not worked else None

@@ -3,7 +3,7 @@ taller is A than B?" is A / B, "How many more people live in A than in B?" is A 
 much shorter is A than B?" is B - A, and so in Chinese (`A是B的几倍`, `A比B高多少`).
 
 A small model that wrote a call with two names in it ("London - Tokyo") gets the numbers for
-them looked up and put in place (`textreact.needs`). Qwen 0.5B writes a difference for "how
+them looked up and put in place (`textreact.policies.needs`). Qwen 0.5B writes a difference for "how
 many times" and the names in either order, and then answers with what the call gave, so the
 order and the operator are taken from the question where its words fix them, and nowhere
 else: a wording read here is one that every reader reads one way. "How many times smaller"

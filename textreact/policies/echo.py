@@ -5,7 +5,7 @@ repeats: the model has something to judge from."""
 
 from __future__ import annotations
 
-from textreact import observation
+from textreact.policies import notes
 from textreact.policies.examples import echoed, restates
 from textreact.policy import AskAlone, Policy, RunView, SendBack, calls, found, results
 
@@ -33,7 +33,7 @@ class Echo(Policy):
         if tool is not None and answer not in self.told:
             self.told.add(answer)
             self.sent_at = len(run.turns) + 1
-            return SendBack(observation.echoed(answer, tool, run.question, run.lang), "echo")
+            return SendBack(notes.echoed(answer, tool, run.question, run.lang), "echo")
         just_sent = self.sent_at == len(run.turns)
         if (
             self.ask_alone

@@ -2,7 +2,9 @@
 as meant for another tool, is left out of the next request; a model that repeats the same call
 twice in a row is offered no tool next (failure class: a small model retrying what cannot
 work). Tools are left out only where the protocol shows them as text (the text protocol): a
-native request must keep every tool its history calls, so there only the tool choice changes."""
+native request must keep every tool its history calls, so there only the tool choice changes.
+The text protocol writes its prompt once per run, so a tool left out is left out of the
+grammar alone: without one (a server that takes none) hiding changes nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ class ToolHiding(Policy):
         if last is None or last.result is None:
             return offer
         repeats = [t.note == "repeated_call" for t in turns[-2:]]
-        if len(repeats) == 2 and all(repeats) and run.tool_choice == "auto":
+        if len(repeats) == 2 and all(repeats) and offer.tool_choice == "auto":
             return Offer(offer.tools, "none")
         failed = last.result.is_error and (
             last.note == "repeated_call" or last.result.error_kind == "wrong_tool"

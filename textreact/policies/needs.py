@@ -10,9 +10,9 @@ replaced by the number found for it, in the model's own order: `8849 - 3776`. A 
 in only where each need's result begins with one, all in the same unit or none: "384400 km"
 and "299792458 m/s" need a conversion the engine cannot know, so then the model is only told
 to call the tool again. Where the question's words fix the order and the operator of a call
-that is two names and a difference or a ratio (`textreact.cues`), the call is written as the
-question asks: "How many more people live in Tokyo than in London?" makes "London - Tokyo" the
-numbers of Tokyo - London."""
+that is two names and a difference or a ratio (`textreact.policies.cues`), the call is written
+as the question asks: "How many more people live in Tokyo than in London?" makes
+"London - Tokyo" the numbers of Tokyo - London."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import regex
 
-from textreact import observation
-from textreact.policies import cues
+from textreact.policies.cues import Comparison, comparison
+from textreact.policies.notes import unfinished, waiting
 from textreact.policy import Offer, Policy, RunView, SendBack
 from textreact.steps import ToolResult, Turn
 
@@ -49,7 +49,7 @@ class Progress:
     missing: tuple[str, ...]
     found: tuple[tuple[str | None, str], ...]
     filled: dict[str, Any] | None = None
-    asked: cues.Comparison | None = None
+    asked: Comparison | None = None
 
 
 def progress(refused: ToolResult, later: Sequence[ToolResult], question: str = "") -> Progress:
@@ -69,7 +69,7 @@ def progress(refused: ToolResult, later: Sequence[ToolResult], question: str = "
     if numbers is None:
         return Progress(missing, found)
     filled = _replaced(refused.arguments, numbers)
-    asked = cues.comparison(question, refused.needs)
+    asked = comparison(question, refused.needs)
     written = _replaced(refused.arguments, numbers, asked) if asked else filled
     return Progress(
         missing, found, written if written != refused.arguments else None,
@@ -118,7 +118,7 @@ def _number_for(
     return None
 
 
-def _replaced(value: Any, numbers: dict[str, str], asked: cues.Comparison | None = None) -> Any:
+def _replaced(value: Any, numbers: dict[str, str], asked: Comparison | None = None) -> Any:
     """`value` with each need in its strings replaced by its number, in the order of `numbers`:
     the longest need first (so "New York" is not replaced inside "New York City"); a string
     that is only the two names and an operator is written as the question `asked`."""
@@ -146,10 +146,11 @@ def _only_operator(value: str, numbers: dict[str, str]) -> bool:
 
 class Needs(Policy):
     """After a refused call with needs: a line after each result that answers one of them
-    (what is still missing, or the call to make now with the numbers in place), the next
+    (what is still missing, or the call to make now with the numbers in place); the next
     request steered to a call while something is missing (only where another tool can find
-    it, and only under tool_choice "auto"), and an answer given before the call has run again
-    sent back once for each state of what is missing."""
+    it), to the refused tool once nothing is, and to no tool once it has run as shown (only
+    ever a tool choice still "auto"); and an answer given before the call has run again sent
+    back once for each state of what is missing, while a tool is offered."""
 
     name = "needs"
 
@@ -190,7 +191,7 @@ class Needs(Policy):
         else:
             self.steered = failed.result.tool
             self._news(failed, progress)
-        return observation.waiting(failed.result, failed.index, progress, run.lang)
+        return waiting(failed.result, failed.index, progress, run.lang)
 
     def check_answer(self, run: RunView, answer: str) -> SendBack | None:
         failed = self.unfinished
@@ -199,7 +200,7 @@ class Needs(Policy):
         progress = self._progress(run, failed)
         if not self._news(failed, progress):
             return None  # told this already: once for each thing found, at most
-        text = observation.unfinished(failed.result, failed.index, progress, run.question, run.lang)
+        text = unfinished(failed.result, failed.index, progress, run.question, run.lang)
         return SendBack(text, "unfinished")
 
     def _progress(self, run: RunView, failed: Turn, last: Turn | None = None) -> Progress:

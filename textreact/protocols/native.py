@@ -9,8 +9,8 @@ template failed to turn its words into a call."""
 
 from __future__ import annotations
 
+import itertools
 import json
-import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 UNSUPPORTED = "native tool calling unsupported"
 Capability = Literal["supported", "rejected", "as_text", "no_call"]
 Dialect = Literal["openai", "anthropic"]
+#: How the id of a call recovered from text begins; the rest is unique in the process, as a
+#: history's call ids must be.
+TEXT_CALL_ID = "call_text_"
+_TEXT_CALLS = itertools.count(1)
 #: The notes this protocol words without the text protocol's keywords.
 _OWN_NOTES = frozenset({"truncated", "best_effort"})
 
@@ -86,7 +90,7 @@ class NativeProtocol:
         """One turn in the dialect: the assistant message (its calls included) and what the
         engine answered: a tool result for a call, a user note for anything else."""
         step = turn.step
-        text = turn.text if whole else ""
+        text = turn.text if whole and not written_as_text(step) else ""  # the call says it
         if not isinstance(step, Action) or step.call_id is None:
             reply: list[Message] = [{"role": "assistant", "content": text}]
             return reply + [{"role": "user", "content": shown}] * (shown is not None)
@@ -186,8 +190,13 @@ def _recovered(written: dict[str, Any], text: str) -> Action:
     name = written.get("name") or written.get("function") or written.get("tool")
     arguments = written.get("arguments", written.get("parameters", {}))
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    call_id = f"call_text_{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+    call_id = f"{TEXT_CALL_ID}{next(_TEXT_CALLS)}"
     return Action(tool=str(name), input=_decoded(raw), raw_input=raw, call_id=call_id)
+
+
+def written_as_text(step: object) -> bool:
+    """Whether `step` is a call the model wrote as text (`_recovered`), not a native call."""
+    return isinstance(step, Action) and (step.call_id or "").startswith(TEXT_CALL_ID)
 
 
 def call_written_as_text(content: str | None, names: Sequence[str]) -> dict[str, Any] | None:
@@ -216,8 +225,8 @@ def capability(result: Result) -> Capability:
     """What one native run shows about the server's tool calling."""
     if result.stop_reason == "model_error" and (result.error or "").startswith(UNSUPPORTED):
         return "rejected"
-    if any(isinstance(t.step, Action) and t.note != "call_as_text" for t in result.steps):
+    if any(isinstance(t.step, Action) and not written_as_text(t.step) for t in result.steps):
         return "supported"
-    if any(turn.note == "call_as_text" for turn in result.steps):
+    if any(t.note == "call_as_text" or written_as_text(t.step) for t in result.steps):
         return "as_text"
     return "no_call"

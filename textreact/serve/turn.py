@@ -7,9 +7,11 @@ decided by `textreact.verdict.judge`, the function the loop reads its turns with
 the loop cannot drift apart: an action the model completed before the length limit cut what
 followed is a call here as it is in the loop. What serve adds is what it does with the
 verdict: a format error, an unknown tool, arguments that do not fit the schema, a reply that
-breaks `tool_choice` or is cut by the length limit is answered with the observation the loop
-would send, once; a second failure comes back as plain content with a note, never as a call
-the model did not make."""
+breaks `tool_choice`, or a call cut by the length limit is answered with the observation the
+loop would send, once; a second failure comes back as plain content with a note, never as a
+call the model did not make. A cut answer is the one verdict serve treats otherwise than the
+loop: the client gets it as content with finish_reason "length", as OpenAI sends a cut reply,
+and its own loop decides (the loop re-asks)."""
 
 from __future__ import annotations
 
