@@ -1,12 +1,11 @@
 """The loop, once, without I/O: a generator that asks its driver (`agent.py`) to call the model
-(`Ask`) and run a tool (`RunTool`), yields each `Turn`, and returns the `Result`.
-
-One turn: offer the tools, ask, read the reply (protocol), judge it (`verdict.judge`, shared
-with serve), then act: a cut reply is re-asked once, a format error is explained and counted,
-an answer ends the run, and each call is prepared once, answered from the first result when it
-repeats one (unless its tool's result may change), offered to `before_call`, run and observed.
-Stop reasons are decided here alone. The run's policies (`textreact.policy`) are asked at fixed
-points: the offer, a call before it runs, a result, an answer, a stop."""
+(`Ask`) and run a tool (`RunTool`), yields each `Turn`, and returns the `Result`. One turn:
+offer the tools, ask, read the reply (protocol), judge it (`verdict.judge`, shared with serve),
+then act: a cut reply is re-asked once, a format error is explained and counted, an answer ends
+the run, and each call is prepared once, answered from the first result when it repeats one
+(unless its tool's result may change), offered to `before_call`, run and observed. Stop reasons
+are decided here alone. The run's policies (`textreact.policy`) are asked at fixed points: the
+offer, a call before it runs, a result, an answer, a stop."""
 
 from __future__ import annotations
 
@@ -15,29 +14,18 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 from typing import Any
 
-from textreact import observation, templates
+from textreact import observation, steps, templates
 from textreact.effects import Ask, BeforeCall, Effect, Reply, RunTool, Settings
 from textreact.errors import ModelError
 from textreact.policy import AskAlone, Offer, Policies, noted
 from textreact.protocols import Reading, read_plain
-from textreact.steps import (
-    AnswerSource,
-    FinalAnswer,
-    FormatError,
-    PolicyNote,
-    Request,
-    Result,
-    StopReason,
-    ToolResult,
-    Turn,
-    Usage,
-)
+from textreact.steps import FinalAnswer, Request, StopReason, ToolResult, Turn, Usage
 from textreact.verdict import CUT, FILTERED, judge
 
 __all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
 
 
-def run(settings: Settings, question: str) -> Generator[Effect, Any, Result]:
+def run(settings: Settings, question: str) -> Generator[Effect, Any, steps.Result]:
     """The loop for one question; a KeyboardInterrupt thrown in ends it as "interrupted"."""
     return _Run(settings, question).run()
 
@@ -51,8 +39,8 @@ class _Run:
         self.turns: list[Turn] = []
         self.requests = self.asked_at = 0  # asked_at: the turns there were at the last request
         self.answer: str | None = None
-        self.source: AnswerSource | None = None
-        self.error: str | None = None
+        self.error: str | None = None  # the model's, for "model_error"
+        self.source: steps.AnswerSource | None = None
         self.errors_in_row = self.cuts_in_row = 0
         self.done: dict[tuple[str, str], Turn] = {}  # calls run, by identity
         self.started = time.perf_counter()
@@ -63,8 +51,8 @@ class _Run:
     protocol = property(lambda self: self.s.protocol)
     tool_choice = property(lambda self: self.s.tool_choice)
 
-    def run(self) -> Generator[Effect, Any, Result]:
-        stop: StopReason | None = None
+    def run(self) -> Generator[Effect, Any, steps.Result]:
+        stop: StopReason | None = None  # decided by `turn`, the step limit or an interrupt
         try:
             while stop is None:
                 stop = yield from self.turn()
@@ -80,9 +68,8 @@ class _Run:
             stop = "interrupted"
         return self.result(stop)
 
-    def offer(self) -> tuple[Offer, tuple[PolicyNote, ...]]:
-        """This turn's tools and tool choice: a required call is required until one has
-        worked, a named tool until it has; then the policies may steer the offer."""
+    def offer(self) -> tuple[Offer, tuple[steps.PolicyNote, ...]]:
+        """This turn's offer: "required" until a call worked, a tool until it did; then steered."""
         wanted = self.s.tool_choice
         if wanted not in ("auto", "none"):
             done = {t.result.tool for t in self.turns if t.result and not t.result.is_error}
@@ -100,8 +87,7 @@ class _Run:
     def ask(
         self, request: Request, read: Callable[..., Reading] | None = None
     ) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
-        """The reply read into steps (by the protocol, unless told otherwise), and the turn it
-        starts; None when the model failed."""
+        """The reply read (by the protocol unless told) and its turn; None: the model failed."""
         reply: Reply = yield Ask(request)
         self.requests += 1
         if isinstance(reply, ModelError):
@@ -127,8 +113,8 @@ class _Run:
 
     def turn(self) -> Generator[Effect, Any, StopReason | None]:
         """One model call and what the engine does with it; the stop reason, if it ends."""
-        self.offered, steered = self.offer()
-        offer = self.offered
+        offer, steered = self.offer()
+        self.offered = offer  # what the policies read as the last request's offer
         asked = yield from self.ask(self.request(offer))
         if asked is None:
             return "model_error"
@@ -150,24 +136,20 @@ class _Run:
             return (yield from self.end(replace(turn, observation=note), None))
         self.cuts_in_row = 0
         # an answer, even one the turn's steered tool choice refuses: a policy may know why
-        checked = None
-        if isinstance(said, FinalAnswer) and (
-            verdict.kind == "answer" or self.tool_choice == "auto"
-        ):
-            checked = self.policies.check_answer(said.answer)
-        if checked is not None:
+        answered = verdict.kind == "answer" or self.tool_choice == "auto"
+        checked = (
+            answered and isinstance(said, FinalAnswer) and self.policies.check_answer(said.answer)
+        )
+        if checked:
             note, check = checked
             if isinstance(check, AskAlone):
                 self.answer, self.source = said.answer, "model"  # unless the ask brings one
                 yield from self.record(noted(turn, note))
                 return (yield from self.alone("final_answer"))
-            return (
-                yield from self.end(
-                    noted(turn, note, step=said, observation=check.observation), None
-                )
-            )
+            turn = noted(turn, note, step=said, observation=check.observation)
+            return (yield from self.end(turn, None))
         if verdict.kind == "format_error":
-            assert isinstance(verdict.step, FormatError)
+            assert isinstance(verdict.step, steps.FormatError)
             self.errors_in_row += 1
             if self.errors_in_row >= self.s.max_format_errors:
                 return (yield from self.end(turn, "format_errors"))
@@ -223,7 +205,6 @@ class _Run:
         return self.policies.after_call(turn)
 
     def others(self, tool: str) -> list[str]:
-        """The names of the tools besides `tool`, which a hint may point the model to."""
         return [t.name for t in self.tools if t.name != tool]
 
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
@@ -233,11 +214,10 @@ class _Run:
         return replace(turn, result=result, observation=text)
 
     def alone(
-        self, otherwise: StopReason, note: PolicyNote | None = None
+        self, otherwise: StopReason, note: steps.PolicyNote | None = None
     ) -> Generator[Effect, Any, StopReason]:
-        """The question asked once more alone, without tools, history or the protocol's frame
-        (a policy asked for it): a short plain reply is the answer; no answer, or a cut one,
-        leaves the answer it had and ends the run as `otherwise`."""
+        """The question alone, no tools or history (a policy asked): a short plain reply is the
+        answer, else the run keeps its own and ends as `otherwise`."""
         preface = templates.note("closed_book", self.lang)  # every protocol's: no frame
         plain = [{"role": "system", "content": preface}, {"role": "user", "content": self.question}]
         if not (yield from self.tool_less(Request(plain), preface, "closed_book", note)):
@@ -246,10 +226,9 @@ class _Run:
         return "final_answer" if self.answer is not None else otherwise
 
     def tool_less(
-        self, request: Request, preface: str, kind: Any, note: PolicyNote | None = None
+        self, request: Request, preface: str, kind: Any, note: steps.PolicyNote | None = None
     ) -> Generator[Effect, Any, bool]:
-        """One request beyond the run's own turns, recorded as a `kind` turn: an answer it
-        brings, never a cut one, is the run's (`Result.answer_source`). False: the model failed."""
+        """One more request, a `kind` turn; its uncut answer is the run's. False: model failed."""
         asked = yield from self.ask(request, read_plain if kind == "closed_book" else None)
         if asked is None:
             return False
@@ -259,12 +238,10 @@ class _Run:
         yield from self.record(turn if note is None else noted(turn, note))
         return True
 
-    def result(self, stop: StopReason) -> Result:
-        # the conversation as the model saw it: the last request, the turns since shown whole
-        conversation = self.request(
-            Offer(tuple(self.tools), "auto"), keep=len(self.turns) - self.asked_at
-        )
-        return Result(
+    def result(self, stop: StopReason) -> steps.Result:
+        since = len(self.turns) - self.asked_at  # the last request, the turns since shown whole
+        conversation = self.request(Offer(tuple(self.tools), "auto"), keep=since)
+        return steps.Result(
             answer=self.answer, stop_reason=stop, steps=tuple(self.turns),
             messages=conversation.messages, usage=sum((t.usage for t in self.turns), Usage()),
             best_effort=self.source == "best_effort", error=self.error,
