@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    from textreact.compare.cli import POLICIES_HELP
+    from textreact.compare.cli import add_tool_options
 
     run = commands.add_parser("run", help="answer a question with tools")
     run.add_argument("question", help=QUESTION_HELP)
@@ -148,13 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CHOICE",
         help="auto (default), required (a tool call before the first answer), none, or a tool name",
     )
-    run.add_argument("--policies", default="none", help=POLICIES_HELP)
-    run.add_argument(
-        "--tools",
-        metavar="MODULE:NAME",
-        help="your own tools: a list of textreact Tools in a module or a .py file "
-        "(e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
-    )
+    add_tool_options(run)
     run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
     run.set_defaults(handler=cmd_run)
 

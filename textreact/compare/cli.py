@@ -22,6 +22,17 @@ POLICIES_HELP = (
 )
 
 
+def add_tool_options(group: Any) -> None:
+    """`--policies` and `--tools`, the same for `run` and `compare`."""
+    group.add_argument("--policies", default="none", help=POLICIES_HELP)
+    group.add_argument(
+        "--tools",
+        metavar="MODULE:NAME",
+        help="your own tools: a list of textreact Tools in a module or a .py file "
+        "(e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
+    )
+
+
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `textreact compare` (the model flags are added by the caller). `--gguf`
     here repeats, and stands in for the model flags' single `--gguf`: the caller's parser
@@ -46,13 +57,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--concurrency", type=positive_int, default=1, help="tasks in parallel (vLLM...)"
     )
     group.add_argument("--max-steps", type=positive_int, default=8, help="model calls per task")
-    group.add_argument("--policies", default="none", help=POLICIES_HELP)
-    group.add_argument(
-        "--tools",
-        metavar="MODULE:NAME",
-        help="your own tools for a --suite file: a list of textreact Tools in a module or a "
-        ".py file (e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
-    )
+    add_tool_options(group)
     group.add_argument(
         "--tool-choice",
         default="auto",
