@@ -26,7 +26,15 @@ from textreact.steps import Completion, Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
 from textreact.transcript import Transcript
 
-__all__ = ["Agent", "Event", "NativeAgent", "Result", "StopReason", "check_limits"]
+__all__ = [
+    "Agent",
+    "Event",
+    "NativeAgent",
+    "Result",
+    "StopReason",
+    "check_limits",
+    "checked_tool_choice",
+]
 
 
 class Agent:
@@ -93,13 +101,6 @@ class Agent:
         self.best_effort = best_effort
         self.observation_limit = observation_limit
         self.memory = memory
-        if not isinstance(tool_choice, str) or (
-            tool_choice not in TOOL_CHOICES and self.toolbox.resolve(tool_choice) is None
-        ):
-            raise ConfigError(
-                f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
-                f"({', '.join(self.toolbox.names) or 'no tools'}), got {tool_choice!r}"
-            )
         if not all(isinstance(p, Policy) for p in policies):
             raise ConfigError(
                 "policies must be textreact.policy.Policy objects, e.g. "
@@ -108,8 +109,7 @@ class Agent:
         self.policies = tuple(policies)
         self.on_event = on_event
         self.before_call = before_call
-        resolved = self.toolbox.resolve(tool_choice)
-        self.tool_choice = resolved.name if resolved is not None else tool_choice
+        self.tool_choice = checked_tool_choice(tool_choice, self.toolbox)
 
     def __repr__(self) -> str:
         tools = list(self.toolbox.names)
@@ -336,6 +336,20 @@ def _close(awaitable: Any) -> None:
 #: The least value of each loop limit (observations shorter than 20 characters cannot carry a
 #: hint).
 _LEAST = {"max_steps": 1, "max_format_errors": 1, "observation_limit": 20}
+
+
+def checked_tool_choice(choice: object, toolbox: ToolBox, flag: str = "tool_choice") -> str:
+    """`choice` as the loop takes it (a tool's name as registered); ConfigError if it is none
+    of "auto", "required", "none" or an offered tool's name."""
+    tool = toolbox.resolve(choice) if isinstance(choice, str) else None
+    if tool is not None:
+        return tool.name
+    if choice not in TOOL_CHOICES:
+        raise ConfigError(
+            f"{flag} must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
+            f"({', '.join(toolbox.names) or 'no tools'}), got {choice!r}"
+        )
+    return str(choice)
 
 
 def check_limits(**limits: int) -> None:

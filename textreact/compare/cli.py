@@ -162,15 +162,12 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
 
 
 def check_tool_choice(choice: str, tools: tuple[Any, ...] | None) -> None:
-    from textreact.constrain import TOOL_CHOICES
-    from textreact.tools import builtin_tools
+    from textreact.agent import checked_tool_choice
+    from textreact.tools import ToolBox, builtin_tools
 
-    names = [t.name for t in (builtin_tools() if tools is None else tools)]
-    if choice not in TOOL_CHOICES and choice not in names:
-        raise ConfigError(
-            f"--tool-choice must be one of {', '.join(TOOL_CHOICES)} or a tool's name "
-            f"({', '.join(names)}), got {choice!r}"
-        )
+    checked_tool_choice(
+        choice, ToolBox(builtin_tools() if tools is None else tools), "--tool-choice"
+    )
 
 
 def load_tools(spec: str, tasks: tuple[Any, ...]) -> tuple[Any, ...]:
