@@ -133,3 +133,32 @@ def test_a_timeout_that_is_not_a_finite_positive_number_is_refused(timeout) -> N
         DeadlineTransport(timeout)
     with pytest.raises(ConfigError, match="timeout"):
         AsyncDeadlineTransport(timeout)
+
+
+class _TimesOutAtTheDeadline(httpx.BaseTransport):
+    """A transport whose own read timeout fires a hair before the deadline's timer would: the
+    race a busy machine runs between httpx's per-read timeout (cut to the time left) and the
+    deadline."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        threading.Event().wait(self.timeout - 0.01)
+        raise httpx.ReadTimeout("timed out", request=request)
+
+
+def test_a_read_timing_out_at_the_deadline_is_reported_as_the_deadline() -> None:
+    with (
+        deadline_client(0.3, transport=_TimesOutAtTheDeadline(0.3)) as client,
+        pytest.raises(httpx.ReadTimeout, match="deadline"),
+    ):
+        client.get("http://127.0.0.1:9/")
+
+
+def test_a_read_timeout_well_before_the_deadline_stays_the_reads_own() -> None:
+    with (
+        deadline_client(5, transport=_TimesOutAtTheDeadline(0.2)) as client,
+        pytest.raises(httpx.ReadTimeout, match=r"^timed out$"),
+    ):
+        client.get("http://127.0.0.1:9/")

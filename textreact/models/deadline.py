@@ -68,6 +68,18 @@ def _late(request: httpx.Request, timeout: float) -> httpx.ReadTimeout:
     )
 
 
+#: How near the deadline a read timeout counts as the deadline's: each read's timeout was cut to
+#: the time left, so such a timeout fires at the deadline, give or take the clock's grain.
+_GRAIN = 0.05
+
+
+def _past(deadline: float, exc: BaseException | None = None) -> bool:
+    """Whether the deadline has come, or `exc` is a read timed out at it (httpx's own, racing the
+    deadline's timer on a busy machine: the user's timeout either way, reported as one)."""
+    now = time.monotonic()
+    return now >= deadline or (isinstance(exc, httpx.TimeoutException) and now >= deadline - _GRAIN)
+
+
 def _shut(stream: Any) -> None:
     """Shut an httpcore network stream's socket down, waking any read blocked on it."""
     sock = stream.get_extra_info("socket") if stream is not None else None
@@ -159,8 +171,9 @@ def _by_deadline(
     except BaseException:  # KeyboardInterrupt while waiting: the helper is left to end
         abandon()
         raise
-    if abandon():
-        raise late()
+    error = outcome.get("error")
+    if abandon() or (error is not None and _past(deadline, error)):
+        raise late() from error
     if "error" in outcome:
         raise outcome["error"]
     return outcome["response"]
@@ -194,8 +207,8 @@ class _DeadlineStream(httpx.SyncByteStream):
                     raise _late(self._request, self._timeout)
                 yield chunk
         except httpx.TransportError as exc:
-            if time.monotonic() >= self._deadline and not isinstance(exc, httpx.TimeoutException):
-                raise _late(self._request, self._timeout) from exc  # the timer's shutdown
+            if _past(self._deadline, exc):  # the timer's shutdown, or a read cut at the deadline
+                raise _late(self._request, self._timeout) from exc
             raise
         finally:
             timer.cancel()
@@ -217,7 +230,12 @@ class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
         deadline = time.monotonic() + self.timeout
         _shrink(request, deadline)
         with anyio.move_on_after(max(deadline - time.monotonic(), 0.0)) as scope:
-            response = await self.transport.handle_async_request(request)
+            try:
+                response = await self.transport.handle_async_request(request)
+            except httpx.TimeoutException as exc:
+                if _past(deadline, exc):
+                    raise _late(request, self.timeout) from exc
+                raise
         if scope.cancelled_caught:
             raise _late(request, self.timeout)
         _shrink(request, deadline)
@@ -245,6 +263,10 @@ class _AsyncDeadlineStream(httpx.AsyncByteStream):
                     chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     return
+                except httpx.TimeoutException as exc:
+                    if _past(self._deadline, exc):
+                        raise _late(self._request, self._timeout) from exc
+                    raise
             if scope.cancelled_caught:
                 raise _late(self._request, self._timeout)
             yield chunk
