@@ -4,11 +4,12 @@ a string its tool refuses, and a tool's example takes the shortest string it mat
 required argument with a pattern needs no example written by hand.
 
 Read: literals and escapes, classes (ranges, negation, `\\d \\w \\s` as ASCII, as in ECMA-262,
-JSON Schema's dialect), `.`, groups (plain, non-capturing, named), alternation, and the
+JSON Schema's dialect, which the validator follows: `textreact.tools.ecma`), `.` (no line
+terminator), groups (plain, non-capturing, named), alternation, and the
 repetitions `* + ? {m} {m,} {m,n}`, lazy or not; `^` and `$` only at the ends of a top-level
 alternative (a pattern is a search: an end without its anchor takes any characters).
 Anything else reads as None: lookarounds, back-references, `\\b`, `\\p{..}`, inline flags,
-POSIX classes, `\\D \\W \\S` (wider than the validator's Unicode reading of them), `{,n}`,
+POSIX classes, `\\D \\W \\S`, `{,n}`,
 octal and surrogate escapes, a repetition over MAX_REPEAT, nesting deeper than Python's stack.
 The caller does without, and the validator, which reads all of it, still checks every value."""
 
@@ -69,11 +70,12 @@ class Branch:
 _DIGIT: Final = (("0", "9"),)
 _WORD: Final = (("0", "9"), ("A", "Z"), ("_", "_"), ("a", "z"))
 _SPACE: Final = (("\t", "\r"), (" ", " "))
-#: ASCII, narrower than the validator's Unicode reading (a model writes ASCII digits); their
-#: negations `\D \W \S` would be wider than it, and are not read.
+#: `\d \w` as the validator reads them (ECMA-262's ASCII); `\s` narrower than its (no Unicode
+#: spaces). Their negations are not read.
 _CLASS_ESCAPES: Final = {"d": Chars(_DIGIT), "w": Chars(_WORD), "s": Chars(_SPACE)}
 _CHAR_ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v", "0": "\0"}
-_DOT: Final = Chars((("\n", "\n"),), negated=True)
+#: ECMA-262's `.`: any character but a line terminator.
+_DOT: Final = Chars((("\n", "\n"), ("\r", "\r"), ("\u2028", "\u2029")), negated=True)
 #: What a negated class's shortest string tries first: a plain letter, digit or space.
 _PLAIN: Final = "axz0 -_."
 

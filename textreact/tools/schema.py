@@ -24,6 +24,7 @@ import regex
 
 from textreact import jsonish, templates
 from textreact.errors import ConfigError
+from textreact.tools.ecma import to_regex
 from textreact.tools.pattern import shortest
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
@@ -203,11 +204,12 @@ def bounds(schema: dict[str, Any]) -> Bounds:
 
 @functools.lru_cache(maxsize=256)
 def compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
-    """A `pattern` compiled by `regex` (which reads `\\p{L}` and most of ECMA-262), or None
-    where it does not compile: a schema from outside must not crash validation."""
+    """A `pattern` read as ECMA-262 reads it (`textreact.tools.ecma`: `$` is the end of the
+    text, `\\d` ASCII) and compiled by `regex` (which reads `\\p{L}`), or None where it does
+    not compile: a schema from outside must not crash validation."""
     try:
-        return regex.compile(pattern)
-    except Exception:  # regex.error, and whatever else a foreign pattern provokes
+        return regex.compile(to_regex(pattern))
+    except Exception:  # PatternError, regex.error, whatever else a foreign pattern provokes
         return None
 
 
