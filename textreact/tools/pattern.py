@@ -9,13 +9,14 @@ terminator), groups (plain, non-capturing, named), alternation, and the
 repetitions `* + ? {m} {m,} {m,n}`, lazy or not; `^` and `$` only at the ends of a top-level
 alternative (a pattern is a search: an end without its anchor takes any characters).
 Anything else reads as None: lookarounds, back-references, `\\b`, `\\p{..}`, inline flags,
-POSIX classes, `\\D \\W \\S`, `{,n}`,
-octal and surrogate escapes, a repetition over MAX_REPEAT, nesting deeper than Python's stack.
-The caller does without, and the validator, which reads all of it, still checks every value."""
+POSIX classes, `\\D \\W \\S`, `{,n}`, octal and surrogate escapes, lone surrogates written as
+they are, a repetition over MAX_REPEAT, nesting deeper than Python's stack. The caller does
+without, and the validator, which reads all of it, still checks every value."""
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Final, Union
 
@@ -23,6 +24,7 @@ from typing import Final, Union
 #: would be big for little gain (llama.cpp expands repetitions into rules).
 MAX_PATTERN: Final = 2000
 MAX_REPEAT: Final = 256
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 #: The longest example `shortest` makes; a pattern that needs more has none.
 MAX_SHORTEST: Final = 1000
 
@@ -88,6 +90,8 @@ def read(pattern: object) -> tuple[Branch, ...] | None:
     """The pattern's top-level alternatives, or None where it is outside the subset (or no
     pattern at all: a schema from outside may hold any value there)."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
+        return None
+    if _SURROGATE.search(pattern):  # no value may hold one, and no grammar could be sent
         return None
     return _read(pattern)
 
