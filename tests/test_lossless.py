@@ -81,3 +81,27 @@ def test_every_protocol_refuses_the_same_inputs(protocol: str, raw: str) -> None
 def test_every_protocol_runs_a_clean_call(protocol: str) -> None:
     result = _run(protocol, json.dumps({"version": "1.10", "rate": 0.5}))
     assert "'version': '1.10'" in (result.steps[0].observation or "")
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "Action: release(version='v', rate=1e-400)",
+        "Action: release\nAction Input: version='v', rate=1e-400",
+        "Action: release\nAction Input: version='v', rate=-5e-999",
+    ],
+)
+def test_call_syntax_never_turns_an_underflow_into_zero(completion: str) -> None:
+    """The text stays as written (a plain string, as for `1e999`), never a rate of 0.0."""
+    result = Agent(ScriptedModel([completion, "Final Answer: done"]), [_tool()]).run("Tag it")
+    turn = result.steps[0]
+    assert turn.result is not None and "rate" not in turn.result.arguments
+    assert "'rate': 0.0" not in (turn.observation or "")
+
+
+def test_call_syntax_keeps_small_numbers_that_a_float_holds() -> None:
+    result = Agent(
+        ScriptedModel(["Action: release(version='v', rate=1e-300)", "Final Answer: done"]),
+        [_tool()],
+    ).run("Tag it")
+    assert "'rate': 1e-300" in (result.steps[0].observation or "")
