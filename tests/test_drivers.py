@@ -198,3 +198,14 @@ def test_cancelling_arun_itself_still_cancels_it() -> None:
             await running
 
     asyncio.run(main())
+
+
+def test_the_sync_driver_awaits_hooks_and_tools_inside_a_running_loop_too() -> None:
+    """`run` called from async code (a notebook): what it awaits runs on a loop of its own."""
+
+    async def main() -> Result:
+        return drive("run", async_unbounded, before_call=_allow)
+
+    result = asyncio.run(main())
+    (turn, _) = result.steps
+    assert not turn.is_error and "inner value" in (turn.observation or "")
