@@ -4,7 +4,7 @@ The loopback fake server answers every request after a fixed delay and serves re
 parallel, as vLLM or llama.cpp with several slots would; with N threads the suite's wall time
 should fall close to N times. Prints the wall time per concurrency and the speed-up ratio.
 
-    python bench/compare_bench.py [--tasks 24] [--delay 0.2]
+    python bench/compare_bench.py [--tasks 24] [--delay 0.2] [--quick]
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per request")
+    parser.add_argument("--quick", action="store_true", help="seconds, for CI: 2 tasks, no delay")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks, args.delay = 2, 0.0
     tasks = [Task(f"t{i}", f"What is 17 * 23? ({i})", answer=391) for i in range(args.tasks)]
     print(f"{args.tasks} tasks x 2 protocols, {args.delay:g} s per request")
     base = None

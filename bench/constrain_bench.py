@@ -8,7 +8,10 @@ processing, which a grammar does not touch, is left out; prompt caching is off p
 With the BFCL sample data beside the project, a second case offers 20 real functions at once;
 a third holds the built-in tools to a full vocabulary, as the loop does after a copied call.
 
-Run: textreact pull && python bench/constrain_bench.py [--rounds N] [--threads N]"""
+Run: textreact pull && python bench/constrain_bench.py [--rounds N] [--threads N]
+`--quick` (seconds, no model, for CI) runs every case once against a loopback fake server that
+answers as llama.cpp does (a step and its decode timings): the grammars are built and the
+script's whole path runs, though its figures then say nothing of a model."""
 
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ from textreact.constrain import detect_server, tools_grammar
 from textreact.models import local
 from textreact.policies.grounding import Hold
 from textreact.tools import Tool, builtin_tools
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fakeserver import FakeServer, Reply, chat_completion
 
 QUESTIONS = (
     "What is 15 * 37?",
@@ -126,34 +132,58 @@ def _fits(tool: Tool, arguments: object) -> bool:
     return True
 
 
+def cases(client: httpx.Client, url: str, questions: list[str], rounds: int) -> list[float]:
+    """The cost ratio of each case: the built-in tools, 20 BFCL functions, the held tools."""
+    ratios = [measure(client, url, "built-in tools", builtin_tools(), questions, rounds)]
+    case = bfcl_case(20)
+    if case is None:
+        print(f"\n(no BFCL data at {BFCL}: the 20-function case is left out)")
+    else:
+        tools, asked = case
+        ratios.append(
+            measure(client, url, "BFCL simple_python", tools, asked[: len(questions)], rounds)
+        )
+    # After a copy: both tools held to a vocabulary as large as a pattern holds (the
+    # suite's questions stand in for what the calls found), the worst case of the hold.
+    hold = Hold()
+    hold.add("calculator", ["expression"])
+    hold.add("lookup_fact", ["query"])
+    found = "\n".join(task.question for task in builtin_suite())
+    tools = builtin_tools()
+    held = hold.offer(tools, QUESTIONS[2], found)
+    name = "built-in tools, held to the run's words"
+    ratios.append(measure(client, url, name, tools, questions, rounds, held))
+    return ratios
+
+
+def fake_llama() -> FakeServer:
+    """A loopback server that answers every request as llama.cpp would: a step, and timings."""
+    body = chat_completion(
+        'Thought: multiply.\nAction: calculator\nAction Input: {"expression": "15*37"}'
+    )
+    body["timings"] = {"predicted_n": 24, "predicted_ms": 120.0}
+    return FakeServer([Reply(body=body)] * 64)
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--rounds", type=int, default=2, help="repeats of each question")
     options.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
+    options.add_argument("--quick", action="store_true", help="seconds, no model: a fake server")
     args = options.parse_args()
-    gguf = local.gguf_path(local.default_cache_dir(os.environ))
-    if not gguf.is_file():
-        sys.exit(f"no model at {gguf}: run `textreact pull` first")
-    with local.local_server(gguf, threads=args.threads) as url, httpx.Client(timeout=600) as client:
-        print(f"server: {detect_server(url)}")
-        ratios = [
-            measure(client, url, "built-in tools", builtin_tools(), list(QUESTIONS), args.rounds)
-        ]
-        case = bfcl_case(20)
-        if case is None:
-            print(f"\n(no BFCL data at {BFCL}: the 20-function case is left out)")
-        else:
-            ratios.append(measure(client, url, "BFCL simple_python", *case, args.rounds))
-        # After a copy: both tools held to a vocabulary as large as a pattern holds (the
-        # suite's questions stand in for what the calls found), the worst case of the hold.
-        hold = Hold()
-        hold.add("calculator", ["expression"])
-        hold.add("lookup_fact", ["query"])
-        found = "\n".join(task.question for task in builtin_suite())
-        tools = builtin_tools()
-        held = hold.offer(tools, QUESTIONS[2], found)
-        name = "built-in tools, held to the run's words"
-        ratios.append(measure(client, url, name, tools, list(QUESTIONS), args.rounds, held))
+    if args.quick:
+        with fake_llama() as server, httpx.Client(timeout=60) as client:
+            ratios = cases(client, server.base_url, list(QUESTIONS[:1]), 1)
+    else:
+        gguf = local.gguf_path(local.default_cache_dir(os.environ))
+        if not gguf.is_file():
+            sys.exit(f"no model at {gguf}: run `textreact pull` first")
+        with (
+            local.local_server(gguf, threads=args.threads) as url,
+            httpx.Client(timeout=600) as client,
+        ):
+            print(f"server: {detect_server(url)}")
+            ratios = cases(client, url, list(QUESTIONS), args.rounds)
     print(f"\nworst cost ratio: {max(ratios):.2f}x (target <= 1.5x)")
 
 

@@ -4,7 +4,7 @@ figure is the generator's own cost (what a CI job pays on top of the parser unde
 Also prints what the same completions cost through Hypothesis's engine, which is why the runner
 samples with a seeded Random and shrinks by replaying recorded choices.
 
-    python bench/fuzz_bench.py [--examples N]
+    python bench/fuzz_bench.py [--examples N] [--quick]
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ def trivial(text: str) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=500, help="examples per family")
+    parser.add_argument("--quick", action="store_true", help="seconds, for CI: 5 examples each")
     args = parser.parse_args()
+    if args.quick:
+        args.examples = 5
 
     start = time.perf_counter()
     report = run_fuzz(trivial, examples=args.examples, shrink=False)
@@ -43,7 +46,7 @@ def main() -> None:
     drawn = 0
 
     @settings(
-        max_examples=200,
+        max_examples=20 if args.quick else 200,
         database=None,
         deadline=None,
         phases=(Phase.generate,),

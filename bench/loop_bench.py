@@ -2,10 +2,11 @@
 protocol and driver, the prompt size per step over a 30-step run with and without the memory
 budget, and 32 concurrent `arun` calls against a loopback fake server that takes 0.2 s a reply.
 
-Run: python bench/loop_bench.py"""
+Run: python bench/loop_bench.py [--quick]"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -98,15 +99,19 @@ def concurrent_runs(count: int = 32, delay: float = 0.2) -> tuple[float, float]:
 
 
 def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--quick", action="store_true", help="seconds, for CI: one repeat")
+    quick = options.parse_args().quick
+    repeats, count, delay = (1, 4, 0.01) if quick else (20, 32, 0.2)
     print("engine time per step (model and tool time excluded):")
     for protocol in ("text", "native"):
         for driver in ("sync", "async"):
-            per_step = time_per_step(protocol=protocol, driver=driver)
+            per_step = time_per_step(repeats=repeats, protocol=protocol, driver=driver)
             print(f"  {protocol:>6} {driver:>5}: {per_step * 1e3:.3f} ms")
-    one, many = concurrent_runs()
+    one, many = concurrent_runs(count, delay)
     print(
-        f"32 concurrent arun calls, fake server 0.2 s a reply: one run {one:.2f} s, "
-        f"32 runs {many:.2f} s ({many / one:.2f}x the time of one)"
+        f"{count} concurrent arun calls, fake server {delay:g} s a reply: one run {one:.2f} s, "
+        f"{count} runs {many:.2f} s ({many / one:.2f}x the time of one)"
     )
     budgeted = prompt_sizes(MemoryConfig())
     unbounded = prompt_sizes(MemoryConfig(budget_chars=None, keep_recent=10_000))

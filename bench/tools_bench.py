@@ -2,11 +2,12 @@
 repair's time per Action Input, and the time to make an observation of a tool result (hostile
 ones included). Figures only; nothing here asserts a speed.
 
-    python bench/tools_bench.py
+    python bench/tools_bench.py [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import time
 from collections.abc import Callable
@@ -95,6 +96,9 @@ def _quietly(fn: Callable[[], object], errors: tuple[type[BaseException], ...]) 
 
 
 def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--quick", action="store_true", help="seconds, for CI: short rounds")
+    budget = 0.002 if options.parse_args().quick else 0.2
     print("calculator, typical (us per expression)")
     typical = []
     for expression in TYPICAL:
@@ -103,20 +107,20 @@ def main() -> None:
         except CalculatorError as error:
             print(f"  {expression[:32]:<32}  refused: {error}")
             continue
-        seconds = per_call(lambda e=expression: evaluate(e))
+        seconds = per_call(lambda e=expression: evaluate(e), budget)
         typical.append(seconds)
         print(f"  {expression[:32]:<32} {seconds * 1e6:8.1f}")
     print(f"  {'median':<32} {sorted(typical)[len(typical) // 2] * 1e6:8.1f}")
     print("calculator, adversarial (us to reject)")
     for label, expression in ADVERSARIAL.items():
-        seconds = per_call(_quietly(lambda e=expression: evaluate(e), (CalculatorError,)))
+        seconds = per_call(_quietly(lambda e=expression: evaluate(e), (CalculatorError,)), budget)
         print(f"  {label:<32} {seconds * 1e6:8.1f}")
     calculator = builtin_tools()[0]
     print("parse_arguments for the calculator (us per input)")
-    baseline = per_call(lambda: calculator.parse_arguments(REPAIRS["strict JSON"]))
+    baseline = per_call(lambda: calculator.parse_arguments(REPAIRS["strict JSON"]), budget)
     for label, raw in REPAIRS.items():
         seconds = per_call(
-            _quietly(lambda r=raw: calculator.parse_arguments(r), (ToolArgumentError,))
+            _quietly(lambda r=raw: calculator.parse_arguments(r), (ToolArgumentError,)), budget
         )
         print(f"  {label:<32} {seconds * 1e6:8.1f}  ({seconds / baseline:.1f}x strict JSON)")
     print("observe a tool result (us per result, 500-character limit)")
@@ -127,7 +131,9 @@ def main() -> None:
         except Exception as error:
             print(f"  {label:<32}  raised {type(error).__name__}")
             continue
-        print(f"  {label:<32} {per_call(lambda r=result: observation.observe(r)) * 1e6:8.1f}")
+        print(
+            f"  {label:<32} {per_call(lambda r=result: observation.observe(r), budget) * 1e6:8.1f}"
+        )
 
 
 if __name__ == "__main__":

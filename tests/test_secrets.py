@@ -57,12 +57,14 @@ def test_server_message_blanks_extra_secrets_and_url_credentials() -> None:
     [
         ("https://user:key@host.example/v1", "https://***@host.example/v1"),
         ("http://only-user@127.0.0.1:8080/v1", "http://***@127.0.0.1:8080/v1"),
-        ("https://u:p%40ss@word@host/v1?x=1", "https://***@host/v1?x=1"),  # the last @ ends it
+        ("https://u:p%40ss@word@host/v1?x=1", "https://***@host/v1?x=***"),  # the last @ ends it
+        ("https://h.example/v1?api_key=sk-1&v=2", "https://h.example/v1?api_key=***&v=***"),
+        ("https://h.example/v1?sk-bare#frag", "https://h.example/v1?***#frag"),
         ("https://host.example/v1/a@b", "https://host.example/v1/a@b"),  # @ in the path stays
         ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
     ],
 )
-def test_public_url_blanks_userinfo_only(url: str, shown: str) -> None:
+def test_public_url_blanks_userinfo_and_query_values(url: str, shown: str) -> None:
     assert public_url(url) == shown
 
 

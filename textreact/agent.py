@@ -1,6 +1,7 @@
-"""The agent: settings checked once, and the two drivers of the one loop (`textreact.loop`).
-The sync driver (`iter`, `run`) and the async one (`aiter`, `arun`) differ only in how they
-call the model and run a tool; events and transcripts are the same `_Session` for both."""
+"""The agent: settings checked once, and the two drivers of the one loop (`textreact.loop`). The
+sync driver (`iter`, `run`) and the async one (`aiter`, `arun`) differ only in how they call the
+model, run a tool and ask `before_call` (awaiting what is awaitable); events and transcripts are
+the same `_Session` for both."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ from textreact import grammar, loop, observation
 from textreact.constrain import TOOL_CHOICES
 from textreact.effects import check_reply
 from textreact.errors import ConfigError, ModelError
-from textreact.loop import Ask, BeforeCall, Effect, RunTool
+from textreact.loop import Ask, BeforeCall, Consult, Effect, RunTool
 from textreact.memory import MemoryConfig
 from textreact.models import Message
 from textreact.policy import Policy
 from textreact.protocols import Protocol, resolve
 from textreact.steps import Completion, Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
+from textreact.tools.box import asettled, settled
 from textreact.transcript import Transcript
 
 __all__ = [
@@ -197,6 +199,8 @@ class Agent:
     def _perform(self, effect: Effect, session: _Session) -> Any:
         if isinstance(effect, RunTool):
             return self.toolbox.execute(effect.call, present=effect.present)
+        if isinstance(effect, Consult):
+            return settled(functools.partial(self._consult, effect))
         if isinstance(effect, Turn):
             return session.turned(effect)
         request, options, started = session.asking(effect)
@@ -215,6 +219,8 @@ class Agent:
     async def _aperform(self, effect: Effect, session: _Session) -> Any:
         if isinstance(effect, RunTool):
             return await self.toolbox.aexecute(effect.call, present=effect.present)
+        if isinstance(effect, Consult):
+            return await asettled(functools.partial(self._consult, effect))
         if isinstance(effect, Turn):
             return session.turned(effect)
         request, options, started = session.asking(effect)
@@ -229,6 +235,10 @@ class Agent:
             return session.replied(reply, started)
         except ModelError as error:
             return error
+
+    def _consult(self, effect: Consult) -> Any:
+        assert self.before_call is not None  # the loop consults only where there is one
+        return self.before_call(effect.tool, effect.arguments)
 
 
 class NativeAgent(Agent):

@@ -1,9 +1,11 @@
 """What the loop asks its driver to do (`Ask` the model, `RunTool`), what it is sent back, and
-the settings of one run: the records between `loop.py` and the drivers in `agent.py`."""
+the settings of one run: the records between `loop.py` and the drivers in `agent.py`. The loop
+never calls user code that may need awaiting (the model, a tool, `before_call`): it asks its
+driver to, so that the sync and the async driver behave alike."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -17,11 +19,13 @@ if TYPE_CHECKING:
     from textreact.protocols import Protocol
     from textreact.tools import ToolBox
 
-__all__ = ["Ask", "BeforeCall", "Effect", "Reply", "RunTool", "Settings", "check_reply"]
+__all__ = [
+    "Ask", "BeforeCall", "Consult", "Effect", "Reply", "RunTool", "Settings", "check_reply",
+]  # fmt: skip
 
 #: A veto hook: (tool name, validated arguments) -> None to let the call run, or the text the
-#: model reads instead of the result.
-BeforeCall = Callable[[str, dict[str, Any]], "str | None"]
+#: model reads instead of the result; an `async def` hook is awaited (by either driver).
+BeforeCall = Callable[[str, dict[str, Any]], "str | Awaitable[str | None] | None"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,16 @@ class RunTool:
     present: Callable[[Any], str]
 
 
-Effect = Union[Ask, RunTool, Turn]  # noqa: UP007 (a runtime alias works on 3.10)
+@dataclass(frozen=True)
+class Consult:
+    """Offer this call to `before_call`; send back its answer, awaited where it is awaitable
+    (None: the call runs)."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+Effect = Union[Ask, RunTool, Consult, Turn]  # noqa: UP007 (a runtime alias works on 3.10)
 Reply = Union[tuple[Completion, float], ModelError]  # noqa: UP007
 
 

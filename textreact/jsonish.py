@@ -108,10 +108,18 @@ def _reject_constant(name: str) -> object:
     raise JsonishError("not_a_number", constant=name)
 
 
+def underflows(text: str, value: float) -> bool:
+    """Whether a number written with a digit other than 0 before its exponent reads as zero
+    (`1e-400`): a float cannot hold it, and zero is not what was written."""
+    return value == 0 and any(c in "123456789" for c in text.lower().partition("e")[0])
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise JsonishError("overflow", text=text)
+    if underflows(text, value):
+        raise JsonishError("underflow", text=text)
     return value
 
 

@@ -1,11 +1,12 @@
 """The loop, once, without I/O: a generator that asks its driver (`agent.py`) to call the model
-(`Ask`) and run a tool (`RunTool`), yields each `Turn`, and returns the `Result`. One turn:
-offer the tools, ask, read the reply (protocol), judge it (`verdict.judge`, shared with serve),
-then act: a cut reply is re-asked once, a format error is explained and counted, an answer ends
-the run, and each call is prepared once, answered from the first result when it repeats one
-(unless its tool's result may change), offered to `before_call`, run and observed. Stop reasons
-are decided here alone. The run's policies (`textreact.policy`) are asked at fixed points: the
-offer, a call before it runs, a result, an answer, a stop."""
+(`Ask`), run a tool (`RunTool`) and offer a call to `before_call` (`Consult`), yields each
+`Turn`, and returns the `Result`. One turn: offer the tools, ask, read the reply (protocol),
+judge it (`verdict.judge`, shared with serve), then act: a cut reply is re-asked once, a format
+error is explained and counted, an answer ends the run, and each call is prepared once, answered
+from the first result when it repeats one (unless its tool's result may change), offered to
+`before_call`, run and observed. Stop reasons are decided here alone. The run's policies
+(`textreact.policy`) are asked at fixed points: the offer, a call before it runs, a result, an
+answer, a stop."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from dataclasses import replace
 from typing import Any
 
 from textreact import observation, steps, templates
-from textreact.effects import Ask, BeforeCall, Effect, Reply, RunTool, Settings
+from textreact.effects import Ask, BeforeCall, Consult, Effect, Reply, RunTool, Settings
 from textreact.errors import ModelError
 from textreact.policy import AskAlone, Offer, Policies, noted
 from textreact.protocols import Reading, read_plain
 from textreact.steps import FinalAnswer, Request, StopReason, ToolResult, Turn, Usage
 from textreact.verdict import CUT, FILTERED, judge
 
-__all__ = ["Ask", "BeforeCall", "RunTool", "Settings", "run"]
+__all__ = ["Ask", "BeforeCall", "Consult", "RunTool", "Settings", "run"]
 
 
 def run(settings: Settings, question: str) -> Generator[Effect, Any, steps.Result]:
@@ -191,7 +192,7 @@ class _Run:
                 found=[t.observation or "" for t in self.done.values() if not t.is_error],
             )  # fmt: skip
             return replace(turn, result=earlier.result, observation=text, note="repeated_call")
-        veto = s.before_call(prepared.tool.name, prepared.arguments) if s.before_call else None
+        veto = (yield Consult(prepared.tool.name, prepared.arguments)) if s.before_call else None
         if veto is not None:
             error, kind = str(veto), "vetoed"
             result = ToolResult(

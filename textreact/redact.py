@@ -24,9 +24,25 @@ _USERINFO_AT_START = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#]
 _USERINFO_IN_TEXT = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://)[^\s/?#\"'<>]*@")
 
 
+#: A URL's query in text: a key there (`?api_key=...`, `?key=...`) is as secret as one written
+#: as userinfo, and no name tells every key apart, so every value of a query is blanked.
+_QUERY_IN_TEXT = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s?#\"'<>]*)\?(?P<query>[^\s#\"'<>]*)"
+)
+
+
+def _blank_query(match: re.Match[str]) -> str:
+    """`?a=1&b` -> `?a=***&***`: the names of a query kept, its values blanked."""
+    pairs = match["query"].split("&")
+    shown = [f"{name}={BLANK}" if sep else BLANK if name else "" for name, sep, _ in
+             (pair.partition("=") for pair in pairs)]  # fmt: skip
+    return f"{match['head']}?{'&'.join(shown)}"
+
+
 def public_url(url: str) -> str:
-    """`url` as it may be shown: credentials written into it (`https://user:key@host`) blanked."""
-    return _USERINFO_AT_START.sub(rf"\g<scheme>{BLANK}@", url)
+    """`url` as it may be shown: credentials written into it (`https://user:key@host`) and the
+    values of its query (`?api_key=...`) blanked."""
+    return _QUERY_IN_TEXT.sub(_blank_query, _USERINFO_AT_START.sub(rf"\g<scheme>{BLANK}@", url))
 
 
 def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -41,11 +57,12 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def blank_text(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with every given secret, and the userinfo of any URL in it, blanked."""
+    """`text` with every given secret, and the userinfo and query values of any URL in it,
+    blanked."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, BLANK)
-    return _USERINFO_IN_TEXT.sub(rf"\g<scheme>{BLANK}@", text)
+    return _QUERY_IN_TEXT.sub(_blank_query, _USERINFO_IN_TEXT.sub(rf"\g<scheme>{BLANK}@", text))
 
 
 def blank_data(value: Any, secrets: Iterable[str | None] = ()) -> Any:

@@ -207,13 +207,19 @@ def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:
 
 
 def check_writable(path: Path, flag: str) -> None:
-    """Refuse an output file that cannot be written, before any work is done (its folder is
-    created, as the writers do; a file that did not exist is not left behind)."""
+    """Refuse an output file that cannot be written, before any work is done: a folder, a file
+    in a folder that does not exist (a mistyped path is not made into folders), a file that
+    cannot be opened for writing (one that did not exist is not left behind)."""
     if path.is_dir():
         raise ConfigError(f"{flag} {path} is a folder; give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(
+            f"{flag} {path}: the folder {folder} does not exist; create it first "
+            f"(mkdir -p {folder}) or give a file in a folder that does"
+        )
     existed = path.exists()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:

@@ -71,9 +71,18 @@ def literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def json_literal(value: Any) -> str:
-    """The JSON text of `value` as a GBNF literal (for `const` and `enum` members)."""
-    return literal(json.dumps(value, ensure_ascii=False))
+def json_literal(value: Any) -> str | None:
+    """The JSON text of `value` as a GBNF literal (for `const` and `enum` members and property
+    names); None where it has none (nested past what `json` writes, or not JSON). A lone
+    surrogate is written as its JSON escape, so the grammar stays UTF-8 that can be sent."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return literal(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
 
 class Rules:
@@ -93,6 +102,9 @@ class Rules:
         self._rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
         self._refs: dict[str, str] = {}
+        #: The refs being built, each with the `[`/`{` nesting it was entered at.
+        self._building: dict[str, int] = {}
+        self._brackets = 0
 
     def name(self, hint: str) -> str:
         """A fresh rule name made from `hint`, reserved but not yet defined."""
@@ -141,11 +153,12 @@ class Rules:
         if "$ref" in schema:
             return self._ref(schema, root, depth)
         nullable = schema.get("nullable") is True
-        if "const" in schema:
-            return self._nullable(json_literal(schema["const"]), nullable)
-        if isinstance(schema.get("enum"), list) and schema["enum"]:
-            members = dict.fromkeys(json_literal(v) for v in schema["enum"])
-            return self._nullable(self.add(hint + "-enum", " | ".join(members)), nullable)
+        pinned = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(pinned, list) and pinned:
+            members = dict.fromkeys(json_literal(v) for v in pinned)
+            if None not in members:  # else a value past writing: the looser rule below
+                body = self.add(hint + "-enum", " | ".join(members))  # type: ignore[arg-type]
+                return self._nullable(body, nullable)
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)
             if isinstance(branches, list) and branches:
@@ -176,13 +189,29 @@ class Rules:
         return f'({expression} | "null")' if nullable else expression
 
     def _ref(self, schema: dict[str, Any], root: dict[str, Any], depth: int) -> str:
+        """The rule of a `$ref`, named before it is built so that a recursive schema ends. A
+        ref reached again while it is built, inside no `[` or `{` since (a circle of refs, an
+        `anyOf` that holds itself), would be a left-recursive rule, which servers refuse: it
+        is any JSON value there instead, a looser rule the validator narrows."""
         ref = str(schema["$ref"])
-        if ref not in self._refs:  # named before it is built, so a recursive schema ends
+        if self._building.get(ref) == self._brackets:
+            return self.free(FREE_DEPTH)
+        if ref not in self._refs:
             self._refs[ref] = name = self.name("ref-" + ref.rsplit("/", 1)[-1])
+            self._building[ref] = self._brackets
             target = resolve(schema, root)
             body = self.value(target, root, name, depth + 1) if target else self.free(FREE_DEPTH)
+            del self._building[ref]
             self.define(name, body)
         return self._refs[ref]
+
+    def _inside(self, schema: Any, root: dict[str, Any], hint: str, depth: int) -> str:
+        """`value` for a member or an item: after a `[` or `{`, so no longer left of a rule."""
+        self._brackets += 1
+        try:
+            return self.value(schema, root, hint, depth + 1)
+        finally:
+            self._brackets -= 1
 
     def _typed(self, kind: str, schema: dict[str, Any], root: dict[str, Any], hint: str,
                depth: int) -> str:  # fmt: skip
@@ -237,9 +266,9 @@ class Rules:
     def _array(self, schema: dict[str, Any], root: dict[str, Any], hint: str, depth: int) -> str:
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list) and prefix:
-            parts = [self.value(s, root, f"{hint}-{i}", depth + 1) for i, s in enumerate(prefix)]
+            parts = [self._inside(s, root, f"{hint}-{i}", depth) for i, s in enumerate(prefix)]
             return self.add(hint, '"[" ' + f' "," {_SP} '.join(parts) + ' "]"')
-        item = self.value(schema.get("items", {}), root, hint + "-item", depth + 1)
+        item = self._inside(schema.get("items", {}), root, hint + "-item", depth)
         low = _count(schema.get("minItems"), 0)
         high = min(_count(schema.get("maxItems"), self.max_items), self.max_items)
         low = min(low, high)
@@ -252,7 +281,7 @@ class Rules:
             members = [
                 (
                     f"{json_literal(name)} \":\" {_SP} "
-                    f"{self.value(spec, root, f'{hint}-{name}', depth + 1)}",
+                    f"{self._inside(spec, root, f'{hint}-{name}', depth)}",
                     name in required,
                 )
                 for name, spec in properties.items()
@@ -260,7 +289,7 @@ class Rules:
             return self.add(hint, f'"{{" {self._members(members, hint)} "}}"')
         extra = schema.get("additionalProperties")
         value = (
-            self.value(extra, root, hint + "-value", depth + 1)
+            self._inside(extra, root, hint + "-value", depth)
             if isinstance(extra, dict) and extra
             else self.free(FREE_DEPTH - 1)
         )

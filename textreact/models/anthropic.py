@@ -158,8 +158,6 @@ class AnthropicModel:
             elif kind not in ("thinking", "redacted_thinking"):
                 raise self._malformed("a content block that is not text or tool_use", block)
         usage = _usage(getattr(response, "usage", None))
-        if usage is None:
-            raise self._malformed("token counts that are not whole numbers", response.usage)
         reason = getattr(response, "stop_reason", None) or "end_turn"
         if not isinstance(reason, str):
             raise self._malformed("a stop reason that is not text", reason)
@@ -233,8 +231,8 @@ def _anthropic_choice(choice: str) -> dict[str, str]:
     return {"type": "tool", "name": choice}
 
 
-def _usage(reported: Any) -> Usage | None:
-    """Anthropic's input/output token counts, checked as `usage_of` checks OpenAI's."""
+def _usage(reported: Any) -> Usage:
+    """Anthropic's input/output token counts, read as `usage_of` reads OpenAI's."""
     return usage_of(
         {
             "prompt_tokens": getattr(reported, "input_tokens", None),

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.models import check_client_settings
@@ -274,12 +274,17 @@ class OpenAICompatModel:
                 f"null, finish_reason 'length') for model {self.model!r}; a reasoning model may "
                 "have spent every token thinking: raise max_tokens"
             )
+        if content is None and not calls and reason != "content_filter":
+            raise ModelError(
+                f"the model server at {self.shown_url} returned a message with no text and no "
+                f"tool call (content null, finish_reason {reason!r}) for model {self.model!r}: "
+                "the model produced nothing at all; check the server's log and the model's chat "
+                "template"
+            )
         text = "" if content is None else _text(content)
         if text is None:
             raise self._malformed("content that is not text", content)
         usage = usage_of(getattr(response, "usage", None))
-        if usage is None:
-            raise self._malformed("token counts that are not whole numbers", response.usage)
         return Completion(text, reason or "stop", usage, calls)
 
     def _malformed(self, what: str, shown: Any) -> ModelError:
@@ -588,9 +593,14 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def usage_of(reported: Any) -> Usage | None:
-    """The reply's usage as Usage; counts a server leaves out are 0. None when a count is not
-    a whole number of tokens (a string, NaN, Infinity, negative): the reply is malformed."""
+#: The largest token count believed: far past any context window; `1e30` is no count.
+MAX_TOKENS: Final = 10**9
+
+
+def usage_of(reported: Any) -> Usage:
+    """The reply's usage as Usage. Usage is a courtesy of the server, so a count that is not a
+    whole number of tokens (a string, NaN, a negative number, 1e30) is dropped, read as 0
+    like a count the server leaves out, and the reply it came with is kept."""
     counts = []
     for name in ("prompt_tokens", "completion_tokens"):
         value = (
@@ -598,13 +608,10 @@ def usage_of(reported: Any) -> Usage | None:
             if not isinstance(reported, Mapping)
             else reported.get(name)
         )
-        if value is None:
-            value = 0
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return None
-        counts.append(value)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        counts.append(value if whole and 0 <= value <= MAX_TOKENS else 0)
     return Usage(*counts)
 
 

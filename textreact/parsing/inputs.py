@@ -219,7 +219,7 @@ _LITERAL_START = r"""[rRuU]?["'(]|\{"""
 def _call_arguments(raw: str) -> dict[str, Any] | str:
     """`query="x", n=3` -> a dict; one literal string -> that string; anything else (an
     expression like `15*37`, a value JSON has no type for: bytes, a set, a tuple, a complex
-    number, `...`, `1e999`) -> the text as written. Parsed, never evaluated. Text that can
+    number, `...`, `1e999`, `1e-400`) -> the text as written. Parsed, never evaluated. Text that can
     only be an expression, and a plain quoted string, skip `ast`."""
     if not raw:
         return {}
@@ -232,8 +232,9 @@ def _call_arguments(raw: str) -> dict[str, Any] | str:
     if simple is not None:
         return simple
     try:
-        parsed = ast.parse(f"f({raw})", mode="eval").body
-        if not isinstance(parsed, ast.Call):
+        source = f"f({raw})"
+        parsed = ast.parse(source, mode="eval").body
+        if not isinstance(parsed, ast.Call) or _underflowing(source, parsed):
             return raw
         if parsed.keywords and not parsed.args and all(k.arg for k in parsed.keywords):
             names = [str(k.arg) for k in parsed.keywords]
@@ -267,6 +268,18 @@ _SIMPLE_NUMBER = 300
 @cache
 def _simple_keyword() -> re.Pattern[str]:
     return re.compile(_SIMPLE_KEYWORD)
+
+
+def _underflowing(source: str, tree: ast.AST) -> bool:
+    """Whether a number in `tree` is written with digits a float reads as 0.0 (`1e-400`): JSON
+    refuses it (`jsonish.underflows`), and so does this, rather than pass on a zero that was
+    not written."""
+    return any(
+        isinstance(node, ast.Constant)
+        and type(node.value) is float
+        and jsonish.underflows(ast.get_source_segment(source, node) or "", node.value)
+        for node in ast.walk(tree)
+    )
 
 
 def _simple_keywords(raw: str) -> dict[str, Any] | None:

@@ -1,7 +1,8 @@
 """Completion text -> the window the parser reads: where the leading reasoning ends, the later
 `<think>` blocks inside it, and where the reply ends (at an end-of-turn token, or before a
 stop-word residue). Only `str.find`-class scans (and, for a reply that opens with a long run
-of empty keywords, one linear match), so a megabyte costs what its few `find` calls cost."""
+of blanks or of empty keywords, one linear match each), so a megabyte costs what its few
+`find` calls cost."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class Window:
         self.turn = _turn_end(text, start or 0)
         self.end = _residue_start(text, len(text) if self.turn is None else self.turn)
         if start is not None and len(text) - start > SCAN_LIMIT:
-            start = _past_empty_keywords(text, start)
+            start = _past_empty_keywords(text, _past_blanks(text, start))
         self.start = start
         self.stop = min(self.end, (start or 0) + SCAN_LIMIT)
         self.masks = _think_blocks(text, start, self.stop) if thinks and start is not None else []
@@ -88,6 +89,16 @@ def _past_empty_keywords(text: str, start: int) -> int:
     if last is None or at - start < SCAN_LIMIT // 4:
         return start
     return last
+
+
+#: Characters that are no part of any text: white space, control characters, zero-width ones.
+_BLANKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff]*")
+
+
+def _past_blanks(text: str, start: int) -> int:
+    """Where the reply's first character that is not blank lies (one linear match): a run of
+    NULs or spaces before a step is nothing the scan limit should count."""
+    return _BLANKS.match(text, start).end()  # type: ignore[union-attr]
 
 
 def _turn_end(text: str, start: int) -> int | None:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from textreact import templates
+from textreact import jsonish, templates
 from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages
 from textreact.protocols import Reading
@@ -176,11 +176,11 @@ def _input(step: Action) -> dict[str, Any]:
 
 
 def _decoded(arguments: str) -> dict[str, Any] | str:
-    try:
-        value = json.loads(arguments)
-    except (json.JSONDecodeError, RecursionError):
-        return arguments
-    return value if isinstance(value, dict) else arguments
+    """The arguments as an object where they are one exactly as written; else the text, which
+    validation reads as it reads an Action Input: a key set twice is refused there, as in the
+    text protocol, never settled by keeping the last."""
+    value = jsonish.strict_object(arguments)
+    return value if value is not None else arguments
 
 
 def _recovered(written: dict[str, Any], text: str) -> Action:

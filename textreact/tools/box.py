@@ -53,6 +53,10 @@ class ToolBox:
     the run goes on with a timeout result and the thread is abandoned, not killed (Python cannot
     kill a thread): it keeps running until the function returns or the process exits, and its
     result is discarded. A tool with `timeout=None` runs in the caller's thread, unbounded.
+    Under the async driver an `async def` tool is a task on the running loop, cancelled and
+    abandoned at its timeout in the same way: a value it returns late, having swallowed the
+    cancellation, is never used. A tool's value is awaited for as long as it is awaitable, and
+    a CancelledError the tool raises itself is its failure, not the run's: both drivers alike.
     """
 
     def __init__(self, tools: Iterable[Tool]) -> None:
@@ -128,12 +132,24 @@ class ToolBox:
         tool = call.tool
         if not tool.is_async:
             return await asyncio.to_thread(self.execute, call, present=present)
+        task = asyncio.ensure_future(asettled(lambda: tool.invoke(call.arguments)))
         try:
-            value = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
-        except asyncio.TimeoutError:
+            await asyncio.wait({task}, timeout=tool.timeout)
+        except asyncio.CancelledError:  # the run itself is cancelled: so is its tool
+            task.cancel()
+            raise
+        if not task.done():  # abandoned, as a worker thread is: a late value is never used
+            task.cancel()
+            task.add_done_callback(_retrieved)
             return call.finish("timeout", None)
-        except Exception as error:
+        if task.cancelled():  # the tool raised CancelledError itself: its failure, not the run's
+            return call.finish("exception", asyncio.CancelledError())
+        error = task.exception()
+        if error is not None:
+            if not isinstance(error, Exception):
+                raise error
             return call.finish("exception", error)
+        value = task.result()
         left = None
         if tool.timeout is not None:
             spent = time.perf_counter() - call.started
@@ -200,22 +216,29 @@ def _bounded(work: Callable[[], tuple[Any, ...]], timeout: float | None) -> tupl
     there is no timeout. BaseExceptions (Ctrl-C) are carried to the caller's thread."""
     if timeout is None:
         return work()
-    box: list[tuple[Any, ...]] = []
+    return _in_thread(work, timeout, ("timeout", None))
+
+
+def _in_thread(work: Callable[[], Any], timeout: float | None, late: Any = None) -> Any:
+    """`work()` in a daemon thread, waited for `timeout` seconds (None: to the end); `late`
+    when it has not finished by then. BaseExceptions are carried to the caller's thread."""
+    box: list[tuple[bool, Any]] = []
 
     def run() -> None:
         try:
-            box.append(work())
+            box.append((True, work()))
         except BaseException as error:  # carried to the caller's thread and raised there
-            box.append(("raise", error))
+            box.append((False, error))
 
     worker = threading.Thread(target=run, name="textreact-tool", daemon=True)
     worker.start()
     worker.join(timeout)
     if not box:
-        return "timeout", None
-    if box[0][0] == "raise":
-        raise box[0][1]
-    return box[0]
+        return late
+    done, outcome = box[0]
+    if not done:
+        raise outcome
+    return outcome
 
 
 def _run_and_show(
@@ -223,23 +246,44 @@ def _run_and_show(
 ) -> tuple[Any, ...]:
     """("ok", value, text) | ("exception", error): the call and its formatting, as one unit."""
     try:
-        value = tool.invoke(arguments)
-        if _awaitable(value):  # a coroutine tool under the sync driver
-            value = asyncio.run(_awaited(value))
-    except Exception as error:
+        value = settled(lambda: tool.invoke(arguments))
+    except (Exception, asyncio.CancelledError) as error:  # a tool's CancelledError is its own
         return "exception", error
     return _show(value, present)
 
 
 def _awaitable(value: Any) -> bool:
-    """Whether a tool returned something to await, judged by its type alone: a returned
-    object's own `__getattribute__` or `__class__` is never consulted."""
+    """Whether a value is something to await, judged by its type alone: a returned object's
+    own `__getattribute__` or `__class__` is never consulted."""
     kind = type(value)
     return issubclass(kind, types.CoroutineType) or callable(getattr(kind, "__await__", None))
 
 
-async def _awaited(value: Any) -> Any:
-    return await value
+async def asettled(call: Callable[[], Any]) -> Any:
+    """What `call()` gives, awaited for as long as it is awaitable (an `async def` that returns
+    a coroutine gives that coroutine's value): the async driver's reading of a tool's value
+    and of `before_call`'s answer, so that neither is ever shown as `<coroutine object>`."""
+    value = call()
+    while _awaitable(value):
+        value = await value
+    return value
+
+
+def settled(call: Callable[[], Any]) -> Any:
+    """`asettled` for the sync driver: an awaitable is run to the end on an event loop of its
+    own, in a worker thread (the caller may itself be inside a running loop)."""
+    value = call()
+    return (
+        _in_thread(lambda: asyncio.run(asettled(lambda: value)), None)
+        if _awaitable(value)
+        else value
+    )
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """An abandoned task's end, read so that asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _show(value: Any, present: Callable[[Any], str]) -> tuple[Any, ...]:

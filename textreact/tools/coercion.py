@@ -1,5 +1,6 @@
 """A value against a schema's `type`: whether it is of one of the types (`is_kind`), and the
-lossless coercions into one (`"3"` -> 3, `3.0` -> 3, `"true"` -> True, `7` -> `"7"`, a JSON
+lossless coercions into one (`"3"` -> 3, `3.0` -> 3, `"true"` -> True, `7` -> `"7"` (but not
+`1.10`, whose float no longer holds the text), a JSON
 string -> an array or object), each named in the pass's repairs. Anything that would lose or
 guess something is left as it is, for the caller to refuse."""
 
@@ -10,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from textreact import jsonish
 from textreact.tools.checks import Check
 
 _INTEGER: Final = re.compile(r"[+-]?\d{1,19}(?:\.0*)?")
@@ -53,18 +55,19 @@ def _to_number(value: object, check: Check) -> object:
     if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
         text = value.strip()
         number = int(text) if _INTEGER.fullmatch(text) and "." not in text else float(text)
-        if math.isfinite(number):  # "1" * 400 is no number a float can hold: left as text
+        # "1" * 400 and "1e-400" are no number a float can hold: left as text
+        if math.isfinite(number) and not jsonish.underflows(text, number):
             check.repair("string_to_number")
             return number
     return value
 
 
 def _to_string(value: object, check: Check) -> object:
-    """A number as the text it was written as: an integer exactly, whatever its size (up to
-    Python's limit on integer digits, past which it stays a number and is refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    if isinstance(value, float) and not math.isfinite(value):
+    """An integer as the text it was written as, exactly, whatever its size (up to Python's
+    limit on integer digits, past which it stays a number and is refused). A number with a
+    fraction or an exponent is left as it is, to be refused: its float no longer holds the
+    text (`1.10` would become "1.1", `1e2` "100.0"), and a string is text as written."""
+    if isinstance(value, bool) or not isinstance(value, int):
         return value
     try:
         text = str(value)

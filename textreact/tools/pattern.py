@@ -4,17 +4,19 @@ a string its tool refuses, and a tool's example takes the shortest string it mat
 required argument with a pattern needs no example written by hand.
 
 Read: literals and escapes, classes (ranges, negation, `\\d \\w \\s` as ASCII, as in ECMA-262,
-JSON Schema's dialect), `.`, groups (plain, non-capturing, named), alternation, and the
+JSON Schema's dialect, which the validator follows: `textreact.tools.ecma`), `.` (no line
+terminator), groups (plain, non-capturing, named), alternation, and the
 repetitions `* + ? {m} {m,} {m,n}`, lazy or not; `^` and `$` only at the ends of a top-level
 alternative (a pattern is a search: an end without its anchor takes any characters).
 Anything else reads as None: lookarounds, back-references, `\\b`, `\\p{..}`, inline flags,
-POSIX classes, `\\D \\W \\S` (wider than the validator's Unicode reading of them), `{,n}`,
-octal and surrogate escapes, a repetition over MAX_REPEAT, nesting deeper than Python's stack.
-The caller does without, and the validator, which reads all of it, still checks every value."""
+POSIX classes, `\\D \\W \\S`, `{,n}`, octal and surrogate escapes, lone surrogates written as
+they are, a repetition over MAX_REPEAT, nesting deeper than Python's stack. The caller does
+without, and the validator, which reads all of it, still checks every value."""
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Final, Union
 
@@ -22,6 +24,7 @@ from typing import Final, Union
 #: would be big for little gain (llama.cpp expands repetitions into rules).
 MAX_PATTERN: Final = 2000
 MAX_REPEAT: Final = 256
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 #: The longest example `shortest` makes; a pattern that needs more has none.
 MAX_SHORTEST: Final = 1000
 
@@ -69,11 +72,12 @@ class Branch:
 _DIGIT: Final = (("0", "9"),)
 _WORD: Final = (("0", "9"), ("A", "Z"), ("_", "_"), ("a", "z"))
 _SPACE: Final = (("\t", "\r"), (" ", " "))
-#: ASCII, narrower than the validator's Unicode reading (a model writes ASCII digits); their
-#: negations `\D \W \S` would be wider than it, and are not read.
+#: `\d \w` as the validator reads them (ECMA-262's ASCII); `\s` narrower than its (no Unicode
+#: spaces). Their negations are not read.
 _CLASS_ESCAPES: Final = {"d": Chars(_DIGIT), "w": Chars(_WORD), "s": Chars(_SPACE)}
 _CHAR_ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v", "0": "\0"}
-_DOT: Final = Chars((("\n", "\n"),), negated=True)
+#: ECMA-262's `.`: any character but a line terminator.
+_DOT: Final = Chars((("\n", "\n"), ("\r", "\r"), ("\u2028", "\u2029")), negated=True)
 #: What a negated class's shortest string tries first: a plain letter, digit or space.
 _PLAIN: Final = "axz0 -_."
 
@@ -86,6 +90,8 @@ def read(pattern: object) -> tuple[Branch, ...] | None:
     """The pattern's top-level alternatives, or None where it is outside the subset (or no
     pattern at all: a schema from outside may hold any value there)."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
+        return None
+    if _SURROGATE.search(pattern):  # no value may hold one, and no grammar could be sent
         return None
     return _read(pattern)
 

@@ -24,6 +24,7 @@ import regex
 
 from textreact import jsonish, templates
 from textreact.errors import ConfigError
+from textreact.tools.ecma import to_regex
 from textreact.tools.pattern import shortest
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
@@ -46,7 +47,16 @@ def normalize(parameters: object, *, where: str = "parameters") -> dict[str, Any
             f'{{"type": "object", "properties": {{...}}}}, not {type(parameters).__name__}',
             field="parameters",
         )
-    schema = _normalize(copy.deepcopy(parameters))
+    if _nests_deeper(parameters, MAX_NESTING):
+        raise ConfigError(
+            f"{where} nest more than {MAX_NESTING} objects and arrays deep (or hold "
+            "themselves); name a repeated part once under $defs and point to it with $ref",
+            field="parameters",
+        )
+    try:
+        schema = _normalize(copy.deepcopy(parameters))
+    except ConfigError as error:  # a `type` that names no type, somewhere inside
+        raise ConfigError(f"{where}: {error}", field="parameters") from None
     if schema.get("type") is None and ("properties" in schema or not schema):
         schema["type"] = "object"
     if schema.get("type") != "object":
@@ -61,6 +71,28 @@ def normalize(parameters: object, *, where: str = "parameters") -> dict[str, Any
             f"{where}: required names {unknown} are not among its properties", field="parameters"
         )
     return schema
+
+
+#: The deepest nesting of objects and arrays a tool's parameters may have: far past any real
+#: schema (a recursive model is written with $ref), far short of Python's recursion limit.
+MAX_NESTING: Final = 128
+
+
+def _nests_deeper(value: object, limit: int) -> bool:
+    """Whether dicts and lists nest in `value` more than `limit` deep (a dict that holds itself
+    does), found without recursion."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = [
+            member
+            for item in level
+            if isinstance(item, (dict, list, tuple))
+            for member in (item.values() if isinstance(item, dict) else item)
+            if isinstance(member, (dict, list, tuple))
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _normalize(schema: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +117,16 @@ def _normalize(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _type(declared: object) -> str | list[str] | None:
+    if declared is None:
+        return None
+    if not isinstance(declared, (str, list)) or (
+        isinstance(declared, list) and not all(isinstance(t, str) for t in declared)
+    ):
+        raise ConfigError(
+            f'a schema\'s "type" must be a type name such as "string", or a list of them, got '
+            f"{declared!r}",
+            field="parameters",
+        )
     if isinstance(declared, list):
         types = [_TYPE_ALIASES.get(t, t) for t in declared]
         return None if None in types else types
@@ -145,8 +187,12 @@ _MOST_REFS: Final = 32
 
 
 def types_of(schema: dict[str, Any]) -> list[str]:
+    """The type names a schema declares; a `type` that is no name or list of names (a schema
+    from outside may hold anything there) declares none."""
     declared = schema.get("type")
-    return [declared] if isinstance(declared, str) else list(declared or [])
+    if isinstance(declared, str):
+        return [declared]
+    return [t for t in declared if isinstance(t, str)] if isinstance(declared, list) else []
 
 
 def kinds_of(schema: dict[str, Any]) -> list[str]:
@@ -203,11 +249,12 @@ def bounds(schema: dict[str, Any]) -> Bounds:
 
 @functools.lru_cache(maxsize=256)
 def compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
-    """A `pattern` compiled by `regex` (which reads `\\p{L}` and most of ECMA-262), or None
-    where it does not compile: a schema from outside must not crash validation."""
+    """A `pattern` read as ECMA-262 reads it (`textreact.tools.ecma`: `$` is the end of the
+    text, `\\d` ASCII) and compiled by `regex` (which reads `\\p{L}`), or None where it does
+    not compile: a schema from outside must not crash validation."""
     try:
-        return regex.compile(pattern)
-    except Exception:  # regex.error, and whatever else a foreign pattern provokes
+        return regex.compile(to_regex(pattern))
+    except Exception:  # PatternError, regex.error, whatever else a foreign pattern provokes
         return None
 
 
