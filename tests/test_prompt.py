@@ -33,7 +33,7 @@ def test_system_prompt_has_tools_and_format_in_the_grammar_of_its_language(lang)
 
 @pytest.mark.parametrize("lang", grammar.LANGUAGES)
 def test_worked_example_parses_with_our_own_parser(lang):
-    messages = prompt.example_messages(builtin_tools(), lang)
+    messages = prompt.example_messages(lang)
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant"] * (len(messages) // 2) and len(messages) >= 6
     steps = [parse(m["content"]) for m in messages[1::2]]
@@ -47,25 +47,36 @@ def test_worked_example_parses_with_our_own_parser(lang):
             assert messages[2 * i + 2]["content"].startswith(observation)
 
 
-def test_the_english_example_shows_one_call_then_the_answer():
-    """Each exchange of the English example is one call and its answer, so no content of a
-    second step (a unit conversion, say) can lend itself to another question."""
-    steps = [parse(m["content"]) for m in prompt.example_messages(builtin_tools())[1::2]]
-    assert [s.kind for s in steps] == ["action", "final", "action", "final"]
+@pytest.mark.parametrize("lang", grammar.LANGUAGES)
+def test_the_example_shows_the_decision_calls_and_a_question_no_tool_is_for(lang):
+    """Calls whose result answers, and between them a question answered with no call, so the
+    example teaches when to call as well as how; each exchange is one call at most, so no
+    content of a second step (a unit conversion, say) can lend itself to another question."""
+    messages = prompt.example_messages(lang)
+    exchanges, kinds = [], []
+    for m in messages:
+        if m["role"] == "user" and not m["content"].startswith(
+            grammar.label(grammar.OBSERVATION, lang)
+        ):
+            exchanges.append(kinds := [])
+        elif m["role"] == "assistant":
+            kinds.append(parse(m["content"]).kind)
+    assert exchanges == [["action", "final"], ["final"], ["action", "final"]]
 
 
 def test_opening_is_system_example_question():
     messages = prompt.opening_messages("What is 2+2?", builtin_tools())
     assert messages[0]["role"] == "system"
     assert messages[-1] == {"role": "user", "content": "What is 2+2?"}
-    assert len(messages) == 2 + len(prompt.example_messages(builtin_tools()))
+    assert len(messages) == 2 + len(prompt.example_messages())
 
 
-def test_example_is_left_out_when_its_tools_are_not_offered():
+def test_the_example_is_sent_whatever_the_tools_and_can_be_replaced_or_left_out():
     only = [t for t in builtin_tools() if t.name == "calculator"]
-    assert prompt.example_messages(only) == []
+    assert prompt.opening_messages("q", only)[1:-1] == prompt.example_messages()
     own = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Final Answer: hi"}]
     assert prompt.opening_messages("q", only, examples=own)[1:3] == own
+    assert len(prompt.opening_messages("q", only, examples=[])) == 2
 
 
 def test_a_missing_slot_is_an_error_not_a_blank():
@@ -91,7 +102,7 @@ def test_exchange_text_must_use_known_roles():
     ]
 
 
-def test_user_tools_render_without_the_bundled_example():
+def test_user_tools_render_with_the_bundled_example():
     @tool
     def ping(host: str) -> str:
         """Use this to check whether a host is up.
@@ -102,7 +113,7 @@ def test_user_tools_render_without_the_bundled_example():
         return "up"
 
     messages = prompt.opening_messages("Is example.org up?", [ping])
-    assert len(messages) == 2
+    assert messages[1:-1] == prompt.example_messages()
     system = messages[0]["content"]
     assert "ping" in section(system, "tools") and "whether a host is up" in system
     assert "Action Input: a JSON object with the tool's arguments, e.g. {" in system

@@ -2,8 +2,14 @@
 and the worked example sent as real user/assistant turns.
 
 Very small models follow the format only when they have seen it done, so the example is part of
-the conversation, not a paragraph of the system prompt. Every keyword in the templates comes from
-`grammar`, so the prompt teaches exactly what the parser accepts."""
+the conversation, not a paragraph of the system prompt, and it is sent whatever the tools are:
+without it, a small model under `tool_choice="auto"` copies the format's closing lines as its
+first reply and answers from memory. The example shows the decision as well as the form: calls
+whose result answers and, between them, a question no tool is for, answered at once. Its
+tools (the built-in calculator and lookup) need not be offered: its observations must be real
+text, and a user's tool cannot be run to make one (it may have side effects), while an example
+call of the user's own tool invites copying its example values into every call. Every keyword in
+the templates comes from `grammar`, so the prompt teaches exactly what the parser accepts."""
 
 from __future__ import annotations
 
@@ -17,10 +23,6 @@ from textreact.models import Message
 
 if TYPE_CHECKING:
     from textreact.tools import Tool
-
-#: Tools the bundled worked example calls; it is sent only when all of them are offered.
-EXAMPLE_TOOLS = frozenset({"lookup_fact", "calculator"})
-
 
 _TURN_HEADER = re.compile(r"^### (user|assistant)[ \t]*$", re.MULTILINE)
 
@@ -51,10 +53,8 @@ def parse_exchange(text: str) -> list[Message]:
     ]
 
 
-def example_messages(tools: Sequence[Tool], lang: str = "en") -> list[Message]:
-    """The worked example as real turns, when the tools it calls are all offered."""
-    if not {t.name for t in tools} >= EXAMPLE_TOOLS:
-        return []
+def example_messages(lang: str = "en") -> list[Message]:
+    """The bundled worked example as real turns."""
     return parse_exchange(templates.render("example.md", lang, templates.labels(lang)))
 
 
@@ -66,7 +66,7 @@ def opening_messages(
     examples: Sequence[Message] | None = None,
 ) -> list[Message]:
     """System prompt, worked example (the bundled one unless `examples` is given), question."""
-    shown = example_messages(tools, lang) if examples is None else list(examples)
+    shown = example_messages(lang) if examples is None else list(examples)
     return [
         {"role": "system", "content": system_prompt(tools, lang)},
         *shown,
