@@ -9,16 +9,17 @@ through unchanged, streamed or not."""
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from textreact import jsonline
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
+from textreact.serve.body import read_json
 from textreact.serve.config import ServeConfig
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
@@ -74,22 +75,16 @@ class _Proxy:
         self.upstream: Upstream | None = None
 
     async def health(self, request: Request) -> Response:
-        from starlette.responses import JSONResponse
-
-        return JSONResponse({"status": "ok", "upstream": public_url(self.config.upstream)})
+        return _json({"status": "ok", "upstream": public_url(self.config.upstream)})
 
     async def models(self, request: Request) -> Response:
-        from starlette.responses import JSONResponse
-
         try:
-            return JSONResponse(await self._listed(_key(request)))
+            return _json(await self._listed(_key(request)))
         except ServeError as error:
             return _error(error)
 
     async def model(self, request: Request) -> Response:
         """`GET /v1/models/{id}`: the model as the upstream lists it, or the `--model` served."""
-        from starlette.responses import JSONResponse
-
         wanted = request.path_params["model"]
         try:
             listed = await self._listed(_key(request))
@@ -98,9 +93,9 @@ class _Proxy:
         data = listed.get("data") if isinstance(listed, dict) else None
         for model in data if isinstance(data, list) else ():
             if isinstance(model, dict) and model.get("id") == wanted:
-                return JSONResponse(model)
+                return _json(model)
         if wanted == self.config.model:
-            return JSONResponse(_served(wanted))
+            return _json(_served(wanted))
         served = self.config.model or "one of GET /v1/models"
         return _error(
             ServeError(
@@ -128,13 +123,7 @@ class _Proxy:
 
     async def chat(self, request: Request) -> Response:
         try:
-            try:
-                body = json.loads(await _body(request))
-            except ValueError as exc:
-                raise bad_request(f"the request body is not JSON: {exc}") from None
-            except RecursionError:
-                raise bad_request("the request body is JSON nested too deeply to read") from None
-            call = parse_request(body, model=self.config.model)
+            call = parse_request(read_json(await _body(request)), model=self.config.model)
             key = _key(request)
             upstream = self._upstream
             text = call.tools or call.tool_history  # a history of calls needs the protocol too
@@ -185,8 +174,6 @@ class _Proxy:
         return judge, messages
 
     async def _complete(self, call: ChatRequest, key: str | None) -> Response:
-        from starlette.responses import JSONResponse
-
         judge, messages = self._judge(call)
         body, fields, stops = await self._request(call)
         usage, model, reasks = Usage(), call.model, 0
@@ -207,7 +194,7 @@ class _Proxy:
         extra = {"protocol": "text", "reasks": reasks, "constrained": bool(fields)}
         if getattr(verdict, "note", None):
             extra["note"] = verdict.note
-        return JSONResponse(
+        return _json(
             completion_body(
                 verdict,
                 model=model,
@@ -255,16 +242,35 @@ async def _body(request: Request) -> bytes:
 
 
 def _key(request: Request) -> str | None:
-    """The bearer key the client sent, if any."""
+    """The bearer key the client sent, if any; one that no HTTP header can carry on (outside
+    printable ASCII: Starlette reads header bytes as Latin-1) is a 400, not a crash upstream."""
     value = request.headers.get("authorization", "")
     scheme, _, key = value.partition(" ")
-    return key.strip() or None if scheme.lower() == "bearer" else None
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key:
+        return None
+    if not (key.isascii() and key.isprintable()):
+        raise bad_request(
+            "the Authorization header's key holds characters outside printable ASCII, which "
+            "cannot be sent on to the upstream: send the key as its provider wrote it",
+            "Authorization",
+        )
+    return key
+
+
+def _json(
+    content: Any, *, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A JSON response that carries whatever the upstream sent (a lone surrogate as its
+    escape) and that a reader splitting lines reads whole (`textreact.jsonline`)."""
+    from starlette.responses import Response
+
+    body = jsonline.encoded(content, separators=(",", ":"))
+    return Response(body, status_code, headers, media_type="application/json")
 
 
 def _error(error: ServeError) -> Response:
-    from starlette.responses import JSONResponse
-
-    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+    return _json(error.body(), status_code=error.status, headers=error.headers)
 
 
 def _served(model: str) -> dict[str, Any]:

@@ -72,6 +72,12 @@ class ServeConfig:
             or (self.max_retries < 0)
         ):
             raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        key = self.upstream_api_key
+        if key is not None and not (isinstance(key, str) and key.isascii() and key.isprintable()):
+            raise ConfigError(
+                "upstream_api_key must be printable ASCII (an HTTP header carries it); check "
+                "that it was copied whole, without a line break or a typographic character"
+            )
         limit = self.observation_limit
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1

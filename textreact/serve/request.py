@@ -15,7 +15,7 @@ from textreact.errors import ConfigError, ToolExampleError
 from textreact.serve.answers import AnswerFormat, answer_format
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.schemas import SchemaProblem, checked_schema
-from textreact.tools import Tool
+from textreact.tools import Tool, ToolBox
 
 #: Fields the text protocol handles itself; every other field goes to the upstream as sent.
 HANDLED = frozenset(
@@ -214,7 +214,28 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise bad_request(f"tool names must be unique; given twice: {', '.join(twice)}", "tools")
+    _distinct(tools)
     return tuple(tools)
+
+
+def _distinct(tools: Sequence[Tool]) -> None:
+    """A 400 for two names the model could not tell apart (`get_weather`, `Get-Weather`): the
+    tool box that reads the reply looks names up with case and separators folded, and refuses
+    such a pair. Checked with the box itself, so the two cannot disagree."""
+    try:
+        ToolBox(tools)
+    except ConfigError as exc:
+        last = next(k for k in range(1, len(tools) + 1) if not _fits(tools[:k]))  # only on error
+        where = f"tools[{last - 1}].function.name"
+        raise bad_request(f"{where}: {exc}", where) from None
+
+
+def _fits(tools: Sequence[Tool]) -> bool:
+    try:
+        ToolBox(tools)
+    except ConfigError:
+        return False
+    return True
 
 
 def _tool_problem(exc: ConfigError, where: str) -> ServeError:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from textreact import templates
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
 from textreact.redact import blank_text, public_url
+from textreact.serve import sse
 from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
-from textreact.serve.reply import DONE, sse
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class Stream:
                 completion, model = _completion(json.loads(await self.response.aread()), self.url)
                 yield Delta(completion.text, completion.finish_reason, completion.usage, model)
                 return
-            async for line in self.response.aiter_lines():
+            async for line in sse.lines(self.response.aiter_bytes()):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -249,7 +249,7 @@ class Upstream:
             try:
                 async for chunk in response.aiter_bytes():
                     held += chunk
-                    end = _events_end(held)
+                    end = sse.events_end(held)
                     if end:
                         yield held[:end]
                         held = held[end:]
@@ -257,7 +257,7 @@ class Upstream:
                     yield held
             except (*timeouts, *failures) as exc:
                 error = broken_off(exc, self.url, self.config.timeout, self._secrets(key))
-                yield sse(error.body()) + DONE
+                yield sse.event(error.body()) + sse.DONE
             finally:
                 await response.aclose()
 
@@ -356,12 +356,6 @@ def _completion(data: Any, url: str) -> tuple[Completion, str | None]:
     reason = choices[0].get("finish_reason") or "stop"
     model = data.get("model") if isinstance(data.get("model"), str) else None
     return Completion(text if isinstance(text, str) else "", str(reason), usage), model
-
-
-def _events_end(data: bytes) -> int:
-    """Where the last complete SSE event in `data` ends (0: none has ended yet)."""
-    ends = [data.rfind(mark) + len(mark) for mark in (b"\n\n", b"\r\n\r\n") if mark in data]
-    return max(ends, default=0)
 
 
 def _probe_called(data: Any) -> bool:
