@@ -23,6 +23,7 @@ from textreact.serve.body import read_json
 from textreact.serve.config import ServeConfig
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
+from textreact.serve.guard import Guard
 from textreact.serve.reply import Chunks, completion_body
 from textreact.serve.request import ChatRequest, parse_request
 from textreact.serve.stops import Stops, stops_for
@@ -43,6 +44,7 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
     SDK's own, as in OpenAI's SDK."""
     try:
         from starlette.applications import Starlette
+        from starlette.middleware import Middleware
         from starlette.routing import Route
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs Starlette ({exc}): {INSTALL_HINT}") from exc
@@ -66,7 +68,10 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
         Route("/health", proxy.health, methods=["GET"]),
     ]
     handlers = {404: _not_found, 405: _not_allowed, Exception: _failed}
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    guard = Middleware(Guard, hosts=config.allowed_hosts, answer=_error)
+    return Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers=handlers, middleware=[guard]
+    )
 
 
 class _Proxy:

@@ -40,6 +40,11 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="default 8765")
+    serve.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME",
+        help="also answer requests that name this host (Host or a page's Origin); repeat for "
+        "each; '*': any Host. Loopback names and --host are always allowed",
+    )  # fmt: skip
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     serve.add_argument(
         "--upstream-native", choices=NATIVE_MODES, default="off",
@@ -85,7 +90,17 @@ def config_from(
         lang=args.lang,
         timeout=args.timeout,
         observation_limit=args.observation_limit,
+        allowed_hosts=_allowed_hosts(args),
     )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The hosts `--allow-host` names, and `--host` when it names one address (a wildcard
+    such as 0.0.0.0 names no host a client would write)."""
+    hosts = list(args.allow_host)
+    if args.host not in ("0.0.0.0", "::", ""):
+        hosts.append(args.host.strip("[]"))
+    return tuple(dict.fromkeys(hosts))
 
 
 def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:

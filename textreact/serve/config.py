@@ -45,6 +45,10 @@ class ServeConfig:
     max_retries: int = 2
     #: Characters of each tool result shown to the model (head and tail); None: all.
     observation_limit: int | None = None
+    #: Host names served besides the loopback ones (`localhost`, `127.0.0.1`, `::1`), as a
+    #: request's Host or a page's Origin names them; "*" serves any Host (not any Origin).
+    #: See `textreact.serve.guard`.
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
@@ -78,6 +82,9 @@ class ServeConfig:
                 "upstream_api_key must be printable ASCII (an HTTP header carries it); check "
                 "that it was copied whole, without a line break or a typographic character"
             )
+        hosts = self.allowed_hosts
+        if not isinstance(hosts, tuple) or not all(isinstance(h, str) and h for h in hosts):
+            raise ConfigError(f"allowed_hosts must be a tuple of host names, got {hosts!r}")
         limit = self.observation_limit
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
