@@ -85,7 +85,8 @@ def untrusted(text: str) -> str:
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Each tool result by the id of the call it answers; a result for no call is a 400."""
     calls = set()
-    results = {}
+    results: dict[str, str] = {}
+    first: dict[str, int] = {}
     for i, message in enumerate(messages):
         if message["role"] == "assistant":
             for call in message.get("tool_calls") or ():
@@ -99,6 +100,14 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
                     "earlier assistant tool call has: send the id of the call it answers",
                     f"messages[{i}].tool_call_id",
                 )
+            if call_id in results:  # keeping one would drop the other's meaning unseen
+                raise bad_request(
+                    f"messages[{i}] (role tool) answers the call {shown(call_id)}, which "
+                    f"messages[{first[call_id]}] answers already: send one result per call "
+                    "(join the two into one content if both belong to it)",
+                    f"messages[{i}].tool_call_id",
+                )
+            first[call_id] = i
             results[call_id] = content_text(message.get("content"), f"messages[{i}]")
     return results
 

@@ -198,7 +198,7 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
             raise bad_request(f"tools[{i}].function must be an object with a name", f"tools[{i}]")
         where = f"tools[{i}].function"
         try:
-            tools.append(_tool(json.dumps(function, sort_keys=True)))
+            tools.append(_tool(json.dumps(function)))  # in the client's order: it is meaning
         except SchemaProblem as exc:
             raise bad_request(f"{where}.{exc}", f"{where}.parameters") from None
         except ConfigError as exc:
