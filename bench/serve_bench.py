@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import multiprocessing
 import os
@@ -31,7 +30,7 @@ from typing import Any
 import httpx2 as httpx
 
 from textreact.serve import ServeConfig
-from textreact.serve.cli import CONFIG_VARIABLE
+from textreact.serve.cli import handed_over
 from textreact.serve.convert import parse_request, text_messages
 from textreact.serve.reply import completion_body
 from textreact.serve.request import request_tools
@@ -108,11 +107,11 @@ def own_time(repeats: int = 2000) -> float:
 
 def cold_time(repeats: int = 200) -> float:
     """The same with the tools made anew each time (every request with new definitions)."""
-    from textreact.serve import convert
+    from textreact.serve import request
 
     total = 0.0
     for _ in range(repeats):
-        convert._tool.cache_clear()
+        request._tool.cache_clear()
         started = time.perf_counter()
         request = parse_request(json.loads(json.dumps(BODY)))
         text_messages(request)
@@ -167,21 +166,21 @@ def _processes(delay: float, workers: int) -> Iterator[tuple[str, str]]:
     upstream.start()
     base = f"http://127.0.0.1:{up_port}/v1"
     config = ServeConfig(base, constrain="off", max_retries=0)
-    env = {**os.environ, CONFIG_VARIABLE: json.dumps(dataclasses.asdict(config))}
     command = [sys.executable, "-m", "uvicorn", "textreact.serve.cli:app_from_environment",
                "--factory", "--port", str(port), "--workers", str(workers),
                "--log-level", "warning"]  # fmt: skip
-    proxy = subprocess.Popen(command, env=env)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        _wait_for(base)
-        _wait_for(url)
-        yield base, url
-    finally:
-        proxy.terminate()
-        proxy.wait(30)
-        upstream.terminate()
-        upstream.join(30)
+    with handed_over(config) as variables:
+        proxy = subprocess.Popen(command, env={**os.environ, **variables})
+        url = f"http://127.0.0.1:{port}/v1"
+        try:
+            _wait_for(base)
+            _wait_for(url)
+            yield base, url
+        finally:
+            proxy.terminate()
+            proxy.wait(30)
+            upstream.terminate()
+            upstream.join(30)
 
 
 def _wait_for(url: str) -> None:

@@ -4,11 +4,13 @@ server that reads the environment (the upstream's key may come from there)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
 from textreact.serve.config import CONSTRAIN_MODES, DEFAULT_TIMEOUT, NATIVE_MODES, ServeConfig
 
-#: Where `--workers N` hands the configuration to each worker process.
+#: The variable that names the file that hands `--workers N` their configuration.
 CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
 DEFAULT_PORT = 8765
 
@@ -143,20 +145,44 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
 
         uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
         return 0
-    os.environ[CONFIG_VARIABLE] = json.dumps(dataclasses.asdict(config))
-    uvicorn.run(
-        "textreact.serve.cli:app_from_environment",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="warning",
-    )
+    with handed_over(config) as variables:
+        os.environ.update(variables)
+        try:
+            uvicorn.run(
+                "textreact.serve.cli:app_from_environment",
+                factory=True,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                log_level="warning",
+            )
+        finally:
+            for name in variables:
+                os.environ.pop(name, None)
     return 0
 
 
+@contextlib.contextmanager
+def handed_over(config: ServeConfig) -> Iterator[dict[str, str]]:
+    """The environment that hands `config` to worker processes: the path of a file only this
+    user may read, removed when the block ends. The configuration itself (the upstream's key)
+    stays out of the environment, which every worker, and every process a worker starts,
+    inherits and may show."""
+    descriptor, path = tempfile.mkstemp(prefix="textreact-serve-", suffix=".json")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            json.dump(dataclasses.asdict(config), file)
+        yield {CONFIG_VARIABLE: path}
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 def app_from_environment() -> Any:
-    """The app of one worker process, configured by the process that started the workers."""
+    """The app of one worker process, configured by the process that started the workers
+    (`handed_over`)."""
     from textreact.serve.app import create_app
 
-    return create_app(ServeConfig(**json.loads(os.environ[CONFIG_VARIABLE])))
+    fields = json.loads(Path(os.environ[CONFIG_VARIABLE]).read_text(encoding="utf-8"))
+    fields["allowed_hosts"] = tuple(fields.get("allowed_hosts", ()))
+    return create_app(ServeConfig(**fields))

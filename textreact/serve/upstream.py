@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from textreact import templates
 from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
-from textreact.redact import blank_text, public_url
+from textreact.redact import blank_text, public_url, userinfo_secrets
 from textreact.serve import sse
 from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
 from textreact.steps import Completion, Usage
@@ -154,6 +154,7 @@ class Upstream:
             max_retries=config.max_retries,
             http_client=http_client,
         )
+        self._userinfo = userinfo_secrets(self.url)
         self._server: ServerInfo | None = None
         self._told = False
         self._telling = asyncio.Lock()
@@ -170,8 +171,9 @@ class Upstream:
         return self.client.with_options(api_key=key)
 
     def _secrets(self, key: str | None) -> list[str]:
-        """The keys blanked in what the client is shown (`secret_keys`: long enough to be)."""
-        return secret_keys([self.config.upstream_api_key, key])
+        """What is blanked in what the client is shown: the keys (`secret_keys`: long enough
+        to be secrets) and the credentials of the upstream's URL, as sent."""
+        return secret_keys([self.config.upstream_api_key, key, *self._userinfo])
 
     async def _post(self, body: Mapping[str, Any], key: str | None, *, whole: bool = False) -> Any:
         """The upstream's response to one chat request: its body not yet read, or with
