@@ -8,18 +8,21 @@ through unchanged, streamed or not."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from textreact import jsonline
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
-from textreact.serve.body import read_json
+from textreact.serve.body import MAX_BODY_BYTES, read_json, too_large
 from textreact.serve.config import ServeConfig
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
@@ -30,13 +33,19 @@ from textreact.serve.stops import Stops, stops_for
 from textreact.serve.turn import Judge, Problem
 from textreact.serve.upstream import Stream, Upstream
 from textreact.steps import Usage
+from textreact.tools import Tool
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from textreact.constrain import ServerInfo
+
 INSTALL_HINT = "pip install 'textreact[serve]'"
+#: A request body larger than this is read and rendered in a worker thread, off the loop.
+OFF_LOOP_BYTES: Final = 256 * 1024
+T = TypeVar("T")
 
 
 def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
@@ -128,17 +137,23 @@ class _Proxy:
 
     async def chat(self, request: Request) -> Response:
         try:
-            call = parse_request(read_json(await _body(request)), model=self.config.model)
+            raw = await _body(request)
+            heavy = len(raw) > OFF_LOOP_BYTES
+            call = await _run(heavy, self._read, raw)
             key = _key(request)
             upstream = self._upstream
             text = call.tools or call.tool_history  # a history of calls needs the protocol too
             if not text or await upstream.native(call.model, key):
                 return await self._passthrough(call, key)
+            turn = await _run(heavy, self._turn, call, await upstream.server())
             if call.stream:
-                return await self._stream(call, key)
-            return await self._complete(call, key)
+                return await self._stream(call, turn, key)
+            return await self._complete(call, turn, key)
         except ServeError as error:
             return _error(error)
+
+    def _read(self, raw: bytes) -> ChatRequest:
+        return parse_request(read_json(raw), model=self.config.model)
 
     async def _passthrough(self, call: ChatRequest, key: str | None) -> Response:
         from starlette.background import BackgroundTask
@@ -153,22 +168,16 @@ class _Proxy:
             background=BackgroundTask(raw.aclose),
         )
 
-    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any], Stops]:
-        """The upstream body (without its messages), the grammar's fields for this call, and
-        its stops (those that did not fit the upstream are the proxy's to cut at)."""
-        stops = stops_for(call.stop, self.config.lang)
-        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
-        server = await self._upstream.server()
-        if server is None:
-            return body, {}, stops
-        from textreact.constrain import tools_grammar
-
-        rules = tools_grammar(call.tools, tool_choice=call.tool_choice, lang=self.config.lang)
-        return body, server.request_fields(rules), stops
-
-    def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
+    def _turn(self, call: ChatRequest, server: ServerInfo | None) -> _Turn:
+        """What one text-protocol turn sends and how it reads the reply, for an upstream that
+        takes a grammar (`server`) or not."""
         config = self.config
-        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        stops = stops_for(call.stop, config.lang)
+        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
+        fields = {}
+        if server is not None:
+            rules = _grammar(call.tools, call.tool_choice, config.lang)
+            fields = server.request_fields(rules)
         judge = Judge(
             call.tools,
             call.tool_choice,
@@ -176,11 +185,11 @@ class _Proxy:
             earlier=earlier_calls(call),
             answer_format=call.answer_format,
         )
-        return judge, messages
+        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        return _Turn(judge, messages, body, fields, stops)
 
-    async def _complete(self, call: ChatRequest, key: str | None) -> Response:
-        judge, messages = self._judge(call)
-        body, fields, stops = await self._request(call)
+    async def _complete(self, call: ChatRequest, turn: _Turn, key: str | None) -> Response:
+        judge, messages, body, fields, stops = turn.parts()
         usage, model, reasks = Usage(), call.model, 0
         for attempt in range(2):
             completion, named = await self._upstream.complete(
@@ -209,12 +218,11 @@ class _Proxy:
             )
         )
 
-    async def _stream(self, call: ChatRequest, key: str | None) -> Response:
+    async def _stream(self, call: ChatRequest, turn: _Turn, key: str | None) -> Response:
         from starlette.background import BackgroundTask
         from starlette.responses import StreamingResponse
 
-        judge, messages = self._judge(call)
-        body, fields, stops = await self._request(call)
+        judge, messages, body, fields, stops = turn.parts()
 
         async def reopen(conversation: Sequence[Message]) -> Stream:
             return await self._upstream.stream(
@@ -236,14 +244,56 @@ class _Proxy:
         )
 
 
+@dataclass(frozen=True)
+class _Turn:
+    """One text-protocol turn made ready: the judge of its replies, the conversation, the
+    upstream body (without its messages), the grammar's fields, the stops."""
+
+    judge: Judge
+    messages: list[Message]
+    body: dict[str, Any]
+    fields: dict[str, Any]
+    stops: Stops
+
+    def parts(self) -> tuple[Judge, list[Message], dict[str, Any], dict[str, Any], Stops]:
+        return self.judge, self.messages, self.body, self.fields, self.stops
+
+
+@lru_cache(maxsize=64)
+def _grammar(tools: tuple[Tool, ...], tool_choice: str, lang: str) -> str:
+    """The grammar of one step with these tools, made once per tool set (a framework sends the
+    same tools every turn, and a large schema's grammar takes a while)."""
+    from textreact.constrain import tools_grammar
+
+    return tools_grammar(tools, tool_choice=tool_choice, lang=lang)
+
+
+async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)`, in a worker thread when the request is `heavy`, so that the event loop
+    (every other client, `/health`) is not held while a large request is read or rendered."""
+    if heavy:
+        return await asyncio.to_thread(work, *args)
+    return work(*args)
+
+
 async def _body(request: Request) -> bytes:
-    """The request's body; a client gone before it was sent is a 400 no one will read."""
+    """The request's body, at most MAX_BODY_BYTES (refused as soon as it says or shows it is
+    larger, before it is held whole); a client gone before it was sent is a 400 no one reads."""
     from starlette.requests import ClientDisconnect
 
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large(int(declared))
+    chunks, size = [], 0
     try:
-        return await request.body()
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise too_large(size)
+            chunks.append(chunk)
     except ClientDisconnect:
         raise bad_request("the client disconnected before sending its request") from None
+    return b"".join(chunks)
 
 
 def _key(request: Request) -> str | None:

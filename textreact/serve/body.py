@@ -14,8 +14,10 @@ import math
 import re
 from typing import Any, Final
 
-from textreact.serve.errors import bad_request
+from textreact.serve.errors import ServeError, bad_request
 
+#: The largest request body read: a conversation past it is refused (413) before it is held.
+MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 #: Bytes without which a body can hold neither a non-finite number nor a lone surrogate.
 _MAYBE: Final = re.compile(rb"NaN|Infinity|\\[uU][dD][89a-fA-F]")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -32,6 +34,16 @@ def read_json(raw: bytes) -> Any:
     if _MAYBE.search(raw) is not None:
         _check_sendable(value)
     return value
+
+
+def too_large(size: int) -> ServeError:
+    """The 413 for a body of `size` bytes (or more) over MAX_BODY_BYTES."""
+    return ServeError(
+        413,
+        f"the request body is {size} bytes or more; at most {MAX_BODY_BYTES} are read: "
+        "summarise or drop the oldest turns, or cut long tool results",
+        code="request_too_large",
+    )
 
 
 def _check_sendable(value: Any) -> None:
