@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import regex
 
+from textreact.tools.regexcost import CostlyPattern, check_cost
 from textreact.tools.schema import followed
 
 #: JSON Schema's type names.
@@ -181,7 +182,10 @@ def _regex(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise SchemaProblem(f"{where} must be a regular expression string, got {_shown(value)}")
     try:  # compiled as validation compiles it (tools.schema.compiled_pattern): `\p{L}` is fine
+        check_cost(value)  # first: a pattern of a few characters may take gigabytes to compile
         regex.compile(value)
+    except CostlyPattern as exc:
+        raise SchemaProblem(f"{where} is {_shown(value)}: {exc}") from None
     except (regex.error, RecursionError, OverflowError) as exc:
         detail = getattr(exc, "msg", None) or "it cannot be compiled"
         raise SchemaProblem(

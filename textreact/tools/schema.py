@@ -10,7 +10,6 @@ fits a schema, so that every tool can show the model a correct call.
 from __future__ import annotations
 
 import copy
-import functools
 import itertools
 import json
 import math
@@ -25,6 +24,7 @@ import regex
 from textreact import jsonish, templates
 from textreact.errors import ConfigError
 from textreact.tools.pattern import shortest
+from textreact.tools.regexcost import PatternCache
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
 _TYPE_ALIASES: Final[dict[str, str | None]] = {
@@ -201,7 +201,7 @@ def bounds(schema: dict[str, Any]) -> Bounds:
     return Bounds(low, above, high, below)
 
 
-@functools.lru_cache(maxsize=256)
+@PatternCache
 def compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
     """A `pattern` compiled by `regex` (which reads `\\p{L}` and most of ECMA-262), or None
     where it does not compile: a schema from outside must not crash validation."""
