@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -24,6 +24,7 @@ from textreact.redact import public_url
 from textreact.serve import stream
 from textreact.serve.body import MAX_BODY_BYTES, read_json, too_large
 from textreact.serve.config import ServeConfig
+from textreact.serve.connections import ClientGone, while_connected
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.guard import Guard
@@ -137,20 +138,28 @@ class _Proxy:
 
     async def chat(self, request: Request) -> Response:
         try:
-            raw = await _body(request)
-            heavy = len(raw) > OFF_LOOP_BYTES
-            call = await _run(heavy, self._read, raw)
-            key = _key(request)
-            upstream = self._upstream
-            text = call.tools or call.tool_history  # a history of calls needs the protocol too
-            if not text or await upstream.native(call.model, key):
-                return await self._passthrough(call, key)
-            turn = await _run(heavy, self._turn, call, await upstream.server())
-            if call.stream:
-                return await self._stream(call, turn, key)
-            return await self._complete(call, turn, key)
+            raw = await _body(request, self.config.client_timeout)
+            return await while_connected(request, self._answer(request, raw))
         except ServeError as error:
             return _error(error)
+        except ClientGone:
+            from starlette.responses import Response
+
+            return Response(status_code=499)  # no one reads it: the client has gone
+
+    async def _answer(self, request: Request, raw: bytes) -> Response:
+        """The response to one chat request, once its body is read."""
+        heavy = len(raw) > OFF_LOOP_BYTES
+        call = await _run(heavy, self._read, raw)
+        key = _key(request)
+        upstream = self._upstream
+        text = call.tools or call.tool_history  # a history of calls needs the protocol too
+        if not text or await upstream.native(call.model, key):
+            return await self._passthrough(call, key)
+        turn = await _run(heavy, self._turn, call, await upstream.server())
+        if call.stream:
+            return await self._stream(call, turn, key)
+        return await self._complete(call, turn, key)
 
     def _read(self, raw: bytes) -> ChatRequest:
         return parse_request(read_json(raw), model=self.config.model)
@@ -276,24 +285,37 @@ async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
     return work(*args)
 
 
-async def _body(request: Request) -> bytes:
+async def _body(request: Request, timeout: float) -> bytes:
     """The request's body, at most MAX_BODY_BYTES (refused as soon as it says or shows it is
-    larger, before it is held whole); a client gone before it was sent is a 400 no one reads."""
+    larger, before it is held whole), sent within `timeout` seconds (else a 408: a client
+    that drips its body must not hold a connection for ever); a client gone before it was
+    sent is a 400 no one reads."""
     from starlette.requests import ClientDisconnect
 
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise too_large(int(declared))
-    chunks, size = [], 0
-    try:
+
+    async def read() -> bytes:
+        chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > MAX_BODY_BYTES:
                 raise too_large(size)
             chunks.append(chunk)
+        return b"".join(chunks)
+
+    try:
+        return await asyncio.wait_for(read(), timeout)
     except ClientDisconnect:
         raise bad_request("the client disconnected before sending its request") from None
-    return b"".join(chunks)
+    except asyncio.TimeoutError:
+        raise ServeError(
+            408,
+            f"the request body did not arrive within {timeout:g} s; send it whole at once",
+            code="request_timeout",
+            headers={"connection": "close"},
+        ) from None
 
 
 def _key(request: Request) -> str | None:
@@ -365,14 +387,19 @@ async def _failed(request: Request, exc: Exception) -> Response:
 
 
 @contextlib.contextmanager
-def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+def serving(
+    app: Any, *, host: str = "127.0.0.1", port: int = 0, options: Mapping[str, Any] | None = None
+) -> Iterator[str]:
     """Run `app` on uvicorn in a background thread and yield its base URL (…/v1); it stops
-    when the block ends. Port 0 takes a free port. For tests, benchmarks and notebooks."""
+    when the block ends. Port 0 takes a free port; `options` go to uvicorn (for the proxy:
+    `connections.uvicorn_options(config)`). For tests, benchmarks and notebooks."""
     try:
         import uvicorn
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", **(options or {})
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

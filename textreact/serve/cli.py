@@ -66,6 +66,14 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
         help="seconds per upstream read (default 180: with 2 retries, inside a client's 600)",
     )  # fmt: skip
     serve.add_argument(
+        "--client-timeout", type=seconds, default=ServeConfig.client_timeout, metavar="S",
+        help="seconds a client has to send a request's head, and again its body (default 15)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--max-connections", type=int, default=ServeConfig.max_connections, metavar="N",
+        help="connections and requests served at once; past it, a 503 (default 1024)",
+    )  # fmt: skip
+    serve.add_argument(
         "--observation-limit", type=int, metavar="N",
         help="show the model at most N characters of each tool result (default: all)",
     )  # fmt: skip
@@ -93,6 +101,8 @@ def config_from(
         timeout=args.timeout,
         observation_limit=args.observation_limit,
         allowed_hosts=_allowed_hosts(args),
+        client_timeout=args.client_timeout,
+        max_connections=args.max_connections,
     )
 
 
@@ -134,6 +144,8 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
         from textreact.serve.app import INSTALL_HINT
 
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
+    from textreact.serve.connections import uvicorn_options
+
     where = f"http://{args.host}:{args.port}/v1"
     print(
         f"textreact serve: {where} -> {public_url(config.upstream)} "
@@ -143,7 +155,13 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     if args.workers == 1:
         from textreact.serve.app import create_app
 
-        uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(
+            create_app(config),
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            **uvicorn_options(config),
+        )
         return 0
     with handed_over(config) as variables:
         os.environ.update(variables)
@@ -155,6 +173,7 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
                 port=args.port,
                 workers=args.workers,
                 log_level="warning",
+                **uvicorn_options(config),
             )
         finally:
             for name in variables:

@@ -49,6 +49,11 @@ class ServeConfig:
     #: request's Host or a page's Origin names them; "*" serves any Host (not any Origin).
     #: See `textreact.serve.guard`.
     allowed_hosts: tuple[str, ...] = ()
+    #: Seconds a client has to send a request's head (from connecting, or from its previous
+    #: response), and as long again for its body; see `textreact.serve.connections`.
+    client_timeout: float = 15.0
+    #: The most connections and requests served at once; past it, a 503.
+    max_connections: int = 1024
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
@@ -64,12 +69,8 @@ class ServeConfig:
             raise ConfigError(f"constrain must be one of {CONSTRAIN_MODES}, got {self.constrain!r}")
         if self.lang not in grammar.LANGUAGES:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {self.lang!r}")
-        if not (isinstance(self.timeout, (int, float)) and math.isfinite(self.timeout)) or (
-            self.timeout <= 0
-        ):
-            raise ConfigError(
-                f"timeout must be a finite number of seconds > 0, got {self.timeout!r}"
-            )
+        _check_seconds("timeout", self.timeout)
+        _check_seconds("client_timeout", self.client_timeout)
         if (
             isinstance(self.max_retries, bool)
             or not isinstance(self.max_retries, int)
@@ -82,6 +83,9 @@ class ServeConfig:
                 "upstream_api_key must be printable ASCII (an HTTP header carries it); check "
                 "that it was copied whole, without a line break or a typographic character"
             )
+        cap = self.max_connections
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"max_connections must be an integer >= 1, got {cap!r}")
         hosts = self.allowed_hosts
         if not isinstance(hosts, tuple) or not all(isinstance(h, str) and h for h in hosts):
             raise ConfigError(f"allowed_hosts must be a tuple of host names, got {hosts!r}")
@@ -90,3 +94,10 @@ class ServeConfig:
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
         ):
             raise ConfigError(f"observation_limit must be an integer >= 1 or None, got {limit!r}")
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a finite number of seconds > 0, got {value!r}")
