@@ -50,8 +50,8 @@ T = TypeVar("T")
 
 
 def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
-    """The proxy for `config.upstream`; `http_client` (an httpx.AsyncClient) replaces the
-    SDK's own, as in OpenAI's SDK."""
+    """The proxy for `config.upstream`; `http_client` (an httpx2.AsyncClient) replaces the
+    one it makes to talk to the upstream (`textreact.serve.transport`)."""
     try:
         from starlette.applications import Starlette
         from starlette.middleware import Middleware

@@ -32,10 +32,10 @@ class ClientGone(Exception):
 
 def uvicorn_options(config: ServeConfig) -> dict[str, Any]:
     """What uvicorn is run with, for `config`'s bounds on connections."""
-    from textreact.serve.deadline import HeadDeadline  # uvicorn's own: loaded with it
+    from textreact.serve.protocol import ServeProtocol  # uvicorn's own: loaded with it
 
     return {
-        "http": HeadDeadline,
+        "http": ServeProtocol,
         "timeout_keep_alive": config.client_timeout,
         "limit_concurrency": config.max_connections,
     }

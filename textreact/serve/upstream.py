@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textreact import templates
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
+from textreact.models.openai_compat import usage_of
 from textreact.redact import blank_text, public_url, userinfo_secrets
 from textreact.serve import sse
-from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
+from textreact.serve.errors import ServeError, malformed_upstream, secret_keys
+from textreact.serve.transport import Transport
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -143,16 +144,14 @@ class Upstream:
     """One upstream for the life of the app; every request may carry its own key."""
 
     def __init__(self, config: ServeConfig, *, http_client: httpx.AsyncClient | None = None):
-        import openai  # deferred: the SDK takes a moment to import
-
         self.config = config
         self.url = config.upstream.rstrip("/")
-        self.client = openai.AsyncOpenAI(
-            api_key=config.upstream_api_key or PLACEHOLDER_API_KEY,
-            base_url=self.url,
+        self.transport = Transport(
+            self.url,
+            key=config.upstream_api_key,
             timeout=config.timeout,
             max_retries=config.max_retries,
-            http_client=http_client,
+            client=http_client,
         )
         self._userinfo = userinfo_secrets(self.url)
         self._server: ServerInfo | None = None
@@ -162,13 +161,7 @@ class Upstream:
         self._probing: dict[str, asyncio.Lock] = {}
 
     async def close(self) -> None:
-        await self.client.close()
-
-    def _client(self, key: str | None) -> Any:
-        """The SDK client for a request: the server's own key, else the one the client sent."""
-        if self.config.upstream_api_key or not key:
-            return self.client
-        return self.client.with_options(api_key=key)
+        await self.transport.aclose()
 
     def _secrets(self, key: str | None) -> list[str]:
         """What is blanked in what the client is shown: the keys (`secret_keys`: long enough
@@ -177,20 +170,14 @@ class Upstream:
 
     async def _post(self, body: Mapping[str, Any], key: str | None, *, whole: bool = False) -> Any:
         """The upstream's response to one chat request: its body not yet read, or with
-        `whole` the body's bytes, read by the SDK (so its retries and its timeout cover the
-        body too). Raises ServeError for every failure (after the SDK's retries)."""
-        import httpx2 as httpx
-        import openai
-
-        client = self._client(key)
-        try:
-            if whole:
-                return await client.post("/chat/completions", cast_to=bytes, body=dict(body))
-            return await client.post(
-                "/chat/completions", cast_to=httpx.Response, body=dict(body), stream=True
-            )
-        except openai.OpenAIError as exc:
-            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+        `whole` the body's bytes (read inside the retries and the timeout). Raises ServeError
+        for every failure, after the retries. The server's key goes with it, else the
+        client's."""
+        secrets = self._secrets(key)
+        response = await self.transport.request(
+            "POST", "/chat/completions", key, secrets, body, whole=whole
+        )
+        return response.content if whole else response
 
     async def _send(
         self,
@@ -267,12 +254,9 @@ class Upstream:
 
     async def models(self, key: str | None) -> dict[str, Any]:
         """The upstream's `GET /models`, as it answered."""
-        import openai
-
+        response = await self.transport.request("GET", "/models", key, self._secrets(key))
         try:
-            return json.loads(await self._client(key).get("/models", cast_to=bytes))
-        except openai.OpenAIError as exc:
-            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+            return json.loads(response.content)
         except ValueError:
             raise malformed_upstream(self.url, "a model list that is not JSON") from None
 
