@@ -37,11 +37,11 @@ class ServeConfig:
     show_thoughts: bool = False
     #: The language of the prompt and of every note.
     lang: str = "en"
-    #: Seconds one upstream read may take (a slow local model needs more). With the SDK's
+    #: Seconds one upstream read may take (a slow local model needs more). With the
     #: retries, one upstream request then ends within 3 x 180 = 540 s, before the 600 s an
     #: OpenAI SDK client waits by default.
     timeout: float = DEFAULT_TIMEOUT
-    #: The SDK's retries of a failed upstream request.
+    #: The retries of a failed upstream request (the openai SDK's policy: `serve.transport`).
     max_retries: int = 2
     #: Characters of each tool result shown to the model (head and tail); None: all.
     observation_limit: int | None = None

@@ -1,7 +1,8 @@
-"""The upstream model server, through the official openai SDK (its connection pool, retries
-and backoff): plain text requests for the text protocol, whole or streamed; requests passed
-through unchanged; what the upstream takes, found out once (a grammar: once per upstream;
-working native calls: one probe per model) and remembered for the life of the process."""
+"""The upstream model server, through `textreact.serve.transport` (a connection pool, and the
+openai SDK's retries and backoff): plain text requests for the text protocol, whole or
+streamed; requests passed through unchanged; what the upstream takes, found out once (a
+grammar: once per upstream; working native calls: one probe per model) and remembered for the
+life of the process."""
 
 from __future__ import annotations
 

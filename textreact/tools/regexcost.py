@@ -17,6 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final, Generic, TypeVar
 
+from textreact.tools.pattern import _class_end as class_end
+
 __all__ = ["MAX_COMPILE_COST", "CostlyPattern", "PatternCache", "check_cost", "compile_cost"]
 
 #: The most a pattern may cost to compile (about 12 MB and 20 ms): `a{50000}` is the largest
@@ -43,7 +45,7 @@ def compile_cost(pattern: str, limit: int = MAX_COMPILE_COST) -> int:
             frames[-1][1] = 1
             continue
         if char == "[":
-            at = _class_end(pattern, at)
+            at = class_end(pattern, at)  # as the patterns' reader skips one
             frames[-1][0] += 1
             frames[-1][1] = 1
             continue
@@ -94,31 +96,6 @@ def check_cost(pattern: str) -> None:
             "{m,n} is written out n times, nested ones multiply): bound the length with "
             "maxLength, or use * or + where the exact count does not matter"
         )
-
-
-def _class_end(pattern: str, at: int) -> int:
-    """The index just past the `]` that closes the class opened at `at` (nested sets, as
-    `regex` reads them in its version 1, counted too)."""
-    depth = 0
-    while at < len(pattern):
-        char = pattern[at]
-        if char == "\\":
-            at += 2
-            continue
-        if char == "[":
-            depth += 1
-            at += 1
-            if pattern.startswith("^", at):
-                at += 1
-            if pattern.startswith("]", at):  # a `]` first is a member
-                at += 1
-            continue
-        if char == "]":
-            depth -= 1
-            if depth == 0:
-                return at + 1
-        at += 1
-    return at
 
 
 class PatternCache(Generic[T]):
