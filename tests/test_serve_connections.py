@@ -129,3 +129,24 @@ def test_no_retry_is_made_for_a_client_that_left() -> None:
         _leave(url, BODY)
         time.sleep(4)  # the SDK's retries would have come by now
         assert len(upstream.posts) == 1
+
+
+def test_the_flags_set_the_bounds() -> None:
+    from textreact.cli import build_parser
+    from textreact.serve.cli import config_from
+    from textreact.serve.connections import uvicorn_options
+    from textreact.serve.protocol import ServeProtocol
+
+    argv = [
+        "serve",
+        "--upstream",
+        "http://h/v1",
+        "--client-timeout",
+        "2.5",
+        "--max-connections",
+        "9",
+    ]
+    config = config_from(build_parser().parse_args(argv), {})
+    assert (config.client_timeout, config.max_connections) == (2.5, 9)
+    options = uvicorn_options(config)
+    assert options == {"http": ServeProtocol, "timeout_keep_alive": 2.5, "limit_concurrency": 9}
