@@ -1,27 +1,22 @@
 """uvicorn's h11 protocol -> the same with a deadline on each request's head, so that a
 client sending a byte at a time cannot hold a connection for ever (uvicorn's keep-alive timer
-stops at a request's first byte), and with a response's writes in one turn of the event loop
-sent in one system call (uvicorn writes a head, then a body: on a loaded machine each send to
-a local client costs as much as the proxy's own work on a request). Given to uvicorn by
-`connections.uvicorn_options`."""
+stops at a request's first byte). Given to uvicorn by `connections.uvicorn_options`."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 
 class ServeProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on each request's head (`timeout_keep_alive`
-    seconds from the connection's start, or from its last response, to the end of the head)
-    and its writes gathered (`_Gathered`)."""
+    """uvicorn's h11 protocol with a deadline on each request's head: `timeout_keep_alive`
+    seconds from the connection's start, or from its last response, to the end of the head."""
 
     _deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(_Gathered(transport, self.loop))  # type: ignore[arg-type]
+        super().connection_made(transport)
         self._arm()
 
     def handle_events(self) -> None:
@@ -51,33 +46,3 @@ class ServeProtocol(H11Protocol):
     def _expired(self) -> None:
         self._deadline = None
         self.timeout_keep_alive_handler()  # closes the connection as an idle one is closed
-
-
-class _Gathered:
-    """A transport whose writes within one turn of the event loop go out as one: the first
-    write of a turn is held and the rest joined to it until the loop comes round (a close
-    sends what is held first). Everything else is the transport's own."""
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport = transport
-        self._loop = loop
-        self._held: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        if not self._held:
-            self._loop.call_soon(self._flush)
-        self._held.append(data)
-
-    def _flush(self) -> None:
-        if self._held and not self._transport.is_closing():
-            self._transport.write(b"".join(self._held))
-        self._held = []
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
