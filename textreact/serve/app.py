@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
-import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -22,8 +20,8 @@ from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
-from textreact.serve.body import MAX_BODY_BYTES, read_json, too_large
-from textreact.serve.config import ServeConfig
+from textreact.serve.body import read_body, read_json
+from textreact.serve.config import INSTALL_HINT, ServeConfig
 from textreact.serve.connections import ClientGone, while_connected
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
@@ -43,7 +41,6 @@ if TYPE_CHECKING:
 
     from textreact.constrain import ServerInfo
 
-INSTALL_HINT = "pip install 'textreact[serve]'"
 #: A request body larger than this is read and rendered in a worker thread, off the loop.
 OFF_LOOP_BYTES: Final = 256 * 1024
 T = TypeVar("T")
@@ -138,7 +135,7 @@ class _Proxy:
 
     async def chat(self, request: Request) -> Response:
         try:
-            raw = await _body(request, self.config.client_timeout)
+            raw = await read_body(request, self.config.client_timeout)
             return await while_connected(request, self._answer(request, raw))
         except ServeError as error:
             return _error(error)
@@ -285,39 +282,6 @@ async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
     return work(*args)
 
 
-async def _body(request: Request, timeout: float) -> bytes:
-    """The request's body, at most MAX_BODY_BYTES (refused as soon as it says or shows it is
-    larger, before it is held whole), sent within `timeout` seconds (else a 408: a client
-    that drips its body must not hold a connection for ever); a client gone before it was
-    sent is a 400 no one reads."""
-    from starlette.requests import ClientDisconnect
-
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise too_large(int(declared))
-
-    async def read() -> bytes:
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise too_large(size)
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    try:
-        return await asyncio.wait_for(read(), timeout)
-    except ClientDisconnect:
-        raise bad_request("the client disconnected before sending its request") from None
-    except asyncio.TimeoutError:
-        raise ServeError(
-            408,
-            f"the request body did not arrive within {timeout:g} s; send it whole at once",
-            code="request_timeout",
-            headers={"connection": "close"},
-        ) from None
-
-
 def _key(request: Request) -> str | None:
     """The bearer key the client sent, if any; one that no HTTP header can carry on (outside
     printable ASCII: Starlette reads header bytes as Latin-1) is a 400, not a crash upstream."""
@@ -384,33 +348,3 @@ async def _failed(request: Request, exc: Exception) -> Response:
             type="server_error",
         )
     )
-
-
-@contextlib.contextmanager
-def serving(
-    app: Any, *, host: str = "127.0.0.1", port: int = 0, options: Mapping[str, Any] | None = None
-) -> Iterator[str]:
-    """Run `app` on uvicorn in a background thread and yield its base URL (…/v1); it stops
-    when the block ends. Port 0 takes a free port; `options` go to uvicorn (for the proxy:
-    `connections.uvicorn_options(config)`). For tests, benchmarks and notebooks."""
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", **(options or {})
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"uvicorn did not start on {host}:{port}")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://{host}:{bound}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

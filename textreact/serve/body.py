@@ -1,4 +1,5 @@
-"""The request's bytes -> a JSON value every later stage can send on: read as JSON, then
+"""The request's bytes -> a JSON value every later stage can send on: read within a size and a
+time limit (`read_body`), read as JSON, then
 refused (a 400 naming the field) where it holds what no JSON encoder writes, so a request the
 checks accept never fails later, while being sent upstream or answered.
 
@@ -9,12 +10,16 @@ costs one byte search, not a walk."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from textreact.serve.errors import ServeError, bad_request
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 #: The largest request body read: a conversation past it is refused (413) before it is held.
 MAX_BODY_BYTES: Final = 32 * 1024 * 1024
@@ -76,3 +81,36 @@ def _surrogate(where: str, what: str) -> Exception:
         "halves of its pair",
         where or None,
     )
+
+
+async def read_body(request: Request, timeout: float) -> bytes:
+    """The request's body, at most MAX_BODY_BYTES (refused as soon as it says or shows it is
+    larger, before it is held whole), sent within `timeout` seconds (else a 408: a client
+    that drips its body must not hold a connection for ever); a client gone before it was
+    sent is a 400 no one reads."""
+    from starlette.requests import ClientDisconnect
+
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large(int(declared))
+
+    async def read() -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise too_large(size)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    try:
+        return await asyncio.wait_for(read(), timeout)
+    except ClientDisconnect:
+        raise bad_request("the client disconnected before sending its request") from None
+    except asyncio.TimeoutError:
+        raise ServeError(
+            408,
+            f"the request body did not arrive within {timeout:g} s; send it whole at once",
+            code="request_timeout",
+            headers={"connection": "close"},
+        ) from None

@@ -16,7 +16,13 @@ from typing import Any
 
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
-from textreact.serve.config import CONSTRAIN_MODES, DEFAULT_TIMEOUT, NATIVE_MODES, ServeConfig
+from textreact.serve.config import (
+    CONSTRAIN_MODES,
+    DEFAULT_TIMEOUT,
+    INSTALL_HINT,
+    NATIVE_MODES,
+    ServeConfig,
+)
 
 #: The variable that names the file that hands `--workers N` their configuration.
 CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
@@ -141,8 +147,6 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ImportError as exc:
-        from textreact.serve.app import INSTALL_HINT
-
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
     from textreact.serve.connections import uvicorn_options
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from textreact import grammar
 from textreact.errors import ConfigError
 
+#: What to install for `textreact serve` (Starlette and uvicorn).
+INSTALL_HINT = "pip install 'textreact[serve]'"
 #: `--upstream-native`: never use the model's own tool calls, probe them, or always use them.
 NATIVE_MODES = ("off", "auto", "on")
 #: `--constrain`: detect whether the upstream takes a grammar, always send one, never.
