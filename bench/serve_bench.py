@@ -37,18 +37,21 @@ from typing import Any
 
 import httpx2 as httpx
 
-from textreact.serve import ServeConfig
-from textreact.serve.cli import handed_over
-from textreact.serve.convert import parse_request, text_messages
-from textreact.serve.reply import completion_body
-from textreact.serve.request import request_tools
-from textreact.serve.stream import Committer
-from textreact.serve.turn import Judge
-from textreact.steps import Completion, Usage
+#: The checkout this file is in: measured as it is, whatever textreact is installed.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fakeserver import chat_completion
-from serve_support import CLOCK, WEATHER
+from fakeserver import chat_completion  # noqa: E402
+from serve_support import CLOCK, WEATHER  # noqa: E402
+
+from textreact.serve import ServeConfig  # noqa: E402
+from textreact.serve.cli import handed_over  # noqa: E402
+from textreact.serve.convert import parse_request, text_messages  # noqa: E402
+from textreact.serve.reply import completion_body  # noqa: E402
+from textreact.serve.request import request_tools  # noqa: E402
+from textreact.serve.stream import Committer  # noqa: E402
+from textreact.serve.turn import Judge  # noqa: E402
+from textreact.steps import Completion, Usage  # noqa: E402
 
 SEARCH = {
     "type": "function",
@@ -188,7 +191,8 @@ def _processes(workers: int) -> Iterator[Served]:
                "--factory", "--port", str(port), "--workers", str(workers),
                "--log-level", "warning"]  # fmt: skip
     with handed_over(config) as variables:
-        proxy = subprocess.Popen(command, env={**os.environ, **variables})
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        proxy = subprocess.Popen(command, env={**os.environ, **variables, "PYTHONPATH": path})
         url = f"http://127.0.0.1:{port}/v1"
         try:
             _wait_for(base)
