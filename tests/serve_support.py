@@ -12,6 +12,7 @@ import openai
 from fakeserver import FakeServer, Reply, chat_completion
 
 from textreact.serve import ServeConfig, create_app, serving
+from textreact.serve.connections import uvicorn_options
 
 WEATHER = {
     "type": "function",
@@ -87,8 +88,8 @@ def proxy(replies: Iterable[Reply] = (), **settings: Any) -> Iterator[tuple[Fake
     settings.setdefault("constrain", "off")
     settings.setdefault("max_retries", 0)
     with FakeServer(replies) as upstream:
-        app = create_app(ServeConfig(upstream.base_url, **settings))
-        with serving(app) as url:
+        config = ServeConfig(upstream.base_url, **settings)
+        with serving(create_app(config), options=uvicorn_options(config)) as url:
             yield upstream, url
 
 

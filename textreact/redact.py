@@ -6,12 +6,21 @@ itself, so text is blanked whole and only then shortened."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["BLANK", "blank_data", "blank_text", "cut", "public_url", "split_userinfo"]
+__all__ = [
+    "BLANK",
+    "blank_data",
+    "blank_text",
+    "cut",
+    "public_url",
+    "split_userinfo",
+    "userinfo_secrets",
+]
 
 #: What a secret is shown as.
 BLANK = "***"
@@ -54,6 +63,19 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     host = parts.netloc.rpartition("@")[2]
     bare = urlunsplit(parts._replace(netloc=host))
     return bare, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def userinfo_secrets(url: str) -> list[str]:
+    """What a URL's `user:password` puts on the wire, to blank wherever it comes back: the
+    password (as written and decoded) and the basic-auth token an HTTP client makes of both
+    (`Authorization: Basic base64(user:password)`), which a server may echo in an error."""
+    _, credentials = split_userinfo(url)
+    if credentials is None:
+        return []
+    user, password = credentials
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    written = urlsplit(url).password
+    return [secret for secret in dict.fromkeys((token, password, written)) if secret]
 
 
 def blank_text(text: str, secrets: Iterable[str | None] = ()) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from textreact import jsonline
+
 
 class Transcript:
     """An append-only JSONL transcript; each line has a `type`: start, step or stop."""
@@ -42,9 +44,9 @@ class Transcript:
             raise RuntimeError("Transcript.write outside `with Transcript(path):`")
         record = {"type": record_type, **fields}
         try:
-            line = json.dumps(record, ensure_ascii=False, default=str)
+            line = jsonline.dumps(record, default=str)
         except (ValueError, RecursionError):  # a cycle or a deep structure from a program
-            line = json.dumps({k: _plain(v) for k, v in record.items()}, ensure_ascii=False)
+            line = jsonline.dumps({k: _plain(v) for k, v in record.items()})
         self._file.write(line + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())

@@ -105,15 +105,20 @@ class Rules:
         #: The refs being built, each with the `[`/`{` nesting it was entered at.
         self._building: dict[str, int] = {}
         self._brackets = 0
+        #: The last number a name made from each base took: a thousand properties of one
+        #: name made a thousand probes each, a million in all, without it.
+        self._tried: dict[str, int] = {}
 
     def name(self, hint: str) -> str:
         """A fresh rule name made from `hint`, reserved but not yet defined."""
         base = _NAME_PART.sub("-", hint.lower()).strip("-")[:40].strip("-") or "rule"
         base = base if base[0].isalpha() else "r-" + base
-        name, n = base, 1
+        n = self._tried.get(base, 1)  # numbers tried for this base before: not tried again
+        name = base if n == 1 else f"{base}-{n}"
         while name in self._rules or name in _SHARED or name == "root":
             n += 1
             name = f"{base}-{n}"
+        self._tried[base] = n
         self._rules[name] = ""
         return name
 

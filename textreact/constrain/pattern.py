@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Final
 
-from textreact.tools.pattern import Alt, Branch, Chars, Node, Seq, least, read
+from textreact.tools.pattern import Alt, Branch, Chars, Node, Rep, Seq, least, read
 
 _QUOTING: Final = frozenset('"\\')
 #: Characters JSON text never holds raw.
@@ -65,14 +66,70 @@ def _expression(node: Node, most: int) -> str:
             elif item:
                 items.append(item)
         return " ".join(items)
+    node = _flattened(node)
     inner = _expression(node.node, most)
     if not inner:
         return ""
     if least(node.node) == 0 and node.high != 1:
         raise _Unwritable  # a repetition of what may be empty: llama.cpp's paths explode
+    if _ambiguous(node):
+        raise _Unwritable  # one text, many ways through: llama.cpp tracks every one
     high = max(node.low, most) if node.high is None else node.high
     bounds = "?" if (node.low, high) == (0, 1) else f"{{{node.low},{high}}}"
     return f"({inner}){{{node.low}}}" if high == node.low else f"({inner}){bounds}"
+
+
+def _flattened(rep: Rep) -> Rep:
+    """`(x{a,}){c,}` as `x{a*c,}`, the same strings (any count past a*c splits into c runs of
+    at least a) with one way through instead of one for each split."""
+    inner = rep.node
+    if isinstance(inner, Rep) and isinstance(inner.node, Chars) and None is inner.high is rep.high:
+        return Rep(inner.node, inner.low * rep.low, None)
+    return rep
+
+
+def _ambiguous(rep: Rep) -> bool:
+    """Whether a text may pass through `rep` in more than one way: it repeats a body that
+    holds a repetition of varying length (`(\\w+\\s?)+`: "ab" is one run of two or two of
+    one), unless each round of the body begins or ends with a character that no varying
+    repetition in it takes (`(\\d{1,3}\\.){3}`: a round ends at its dot), which fixes where
+    the rounds meet. llama.cpp follows every way at once: thousands of parse stacks where an
+    everyday pattern needs a few."""
+    if rep.high == 1:
+        return False
+    varying = list(_varying(rep.node))
+    if not varying:
+        return False
+    items = rep.node.items if isinstance(rep.node, Seq) else (rep.node,)
+    ends = [item for item in (items[0], items[-1]) if isinstance(item, Chars)]
+    return not any(all(_disjoint(end, chars) for chars in varying) for end in ends)
+
+
+def _varying(node: Node, inside: bool = False) -> Iterator[Chars]:
+    """The classes in `node` under a repetition whose count may vary (`+`, `{1,3}`)."""
+    if isinstance(node, Chars):
+        if inside:
+            yield node
+    elif isinstance(node, (Seq, Alt)):
+        for child in node.items if isinstance(node, Seq) else node.options:
+            yield from _varying(child, inside)
+    else:
+        yield from _varying(node.node, inside or node.low != node.high)
+
+
+def _disjoint(one: Chars, other: Chars) -> bool:
+    """Whether no character is in both classes."""
+    if one.negated and other.negated:
+        return False  # each takes nearly everything
+    if one.negated or other.negated:
+        negated, plain = (one, other) if one.negated else (other, one)
+        return all(  # every character of the plain class is one the negated class leaves out
+            any(low <= p_low and p_high <= high for low, high in negated.ranges)
+            for p_low, p_high in plain.ranges
+        )
+    return all(
+        high < o_low or o_high < low for low, high in one.ranges for o_low, o_high in other.ranges
+    )
 
 
 def _options(options: list[str]) -> str:

@@ -9,12 +9,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from textreact.serve.app import create_app, serving
+    from textreact.serve.app import create_app
     from textreact.serve.config import ServeConfig
+    from textreact.serve.running import serving
 
 __all__ = ["ServeConfig", "create_app", "serving"]
 
-_HOMES = {"ServeConfig": "config", "create_app": "app", "serving": "app"}
+_HOMES = {"ServeConfig": "config", "create_app": "app", "serving": "running"}
 
 
 def __getattr__(name: str) -> object:

@@ -8,40 +8,50 @@ through unchanged, streamed or not."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import json
-import threading
-import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from textreact import jsonline
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import stream
-from textreact.serve.config import ServeConfig
+from textreact.serve.body import read_body, read_json
+from textreact.serve.config import INSTALL_HINT, ServeConfig
+from textreact.serve.connections import ClientGone, while_connected
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
+from textreact.serve.guard import Guard
 from textreact.serve.reply import Chunks, completion_body
 from textreact.serve.request import ChatRequest, parse_request
 from textreact.serve.stops import Stops, stops_for
 from textreact.serve.turn import Judge, Problem
 from textreact.serve.upstream import Stream, Upstream
 from textreact.steps import Usage
+from textreact.tools import Tool
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
-INSTALL_HINT = "pip install 'textreact[serve]'"
+    from textreact.constrain import ServerInfo
+
+#: A request body larger than this is read and rendered in a worker thread, off the loop.
+OFF_LOOP_BYTES: Final = 256 * 1024
+T = TypeVar("T")
 
 
 def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
-    """The proxy for `config.upstream`; `http_client` (an httpx.AsyncClient) replaces the
-    SDK's own, as in OpenAI's SDK."""
+    """The proxy for `config.upstream`; `http_client` (an httpx2.AsyncClient) replaces the
+    one it makes to talk to the upstream (`textreact.serve.transport`)."""
     try:
         from starlette.applications import Starlette
+        from starlette.middleware import Middleware
         from starlette.routing import Route
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs Starlette ({exc}): {INSTALL_HINT}") from exc
@@ -65,7 +75,10 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
         Route("/health", proxy.health, methods=["GET"]),
     ]
     handlers = {404: _not_found, 405: _not_allowed, Exception: _failed}
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    guard = Middleware(Guard, hosts=config.allowed_hosts, answer=_error)
+    return Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers=handlers, middleware=[guard]
+    )
 
 
 class _Proxy:
@@ -74,22 +87,16 @@ class _Proxy:
         self.upstream: Upstream | None = None
 
     async def health(self, request: Request) -> Response:
-        from starlette.responses import JSONResponse
-
-        return JSONResponse({"status": "ok", "upstream": public_url(self.config.upstream)})
+        return _json({"status": "ok", "upstream": public_url(self.config.upstream)})
 
     async def models(self, request: Request) -> Response:
-        from starlette.responses import JSONResponse
-
         try:
-            return JSONResponse(await self._listed(_key(request)))
+            return _json(await self._listed(_key(request)))
         except ServeError as error:
             return _error(error)
 
     async def model(self, request: Request) -> Response:
         """`GET /v1/models/{id}`: the model as the upstream lists it, or the `--model` served."""
-        from starlette.responses import JSONResponse
-
         wanted = request.path_params["model"]
         try:
             listed = await self._listed(_key(request))
@@ -98,9 +105,9 @@ class _Proxy:
         data = listed.get("data") if isinstance(listed, dict) else None
         for model in data if isinstance(data, list) else ():
             if isinstance(model, dict) and model.get("id") == wanted:
-                return JSONResponse(model)
+                return _json(model)
         if wanted == self.config.model:
-            return JSONResponse(_served(wanted))
+            return _json(_served(wanted))
         served = self.config.model or "one of GET /v1/models"
         return _error(
             ServeError(
@@ -128,23 +135,31 @@ class _Proxy:
 
     async def chat(self, request: Request) -> Response:
         try:
-            try:
-                body = json.loads(await _body(request))
-            except ValueError as exc:
-                raise bad_request(f"the request body is not JSON: {exc}") from None
-            except RecursionError:
-                raise bad_request("the request body is JSON nested too deeply to read") from None
-            call = parse_request(body, model=self.config.model)
-            key = _key(request)
-            upstream = self._upstream
-            text = call.tools or call.tool_history  # a history of calls needs the protocol too
-            if not text or await upstream.native(call.model, key):
-                return await self._passthrough(call, key)
-            if call.stream:
-                return await self._stream(call, key)
-            return await self._complete(call, key)
+            raw = await read_body(request, self.config.client_timeout)
+            return await while_connected(request, self._answer(request, raw))
         except ServeError as error:
             return _error(error)
+        except ClientGone:
+            from starlette.responses import Response
+
+            return Response(status_code=499)  # no one reads it: the client has gone
+
+    async def _answer(self, request: Request, raw: bytes) -> Response:
+        """The response to one chat request, once its body is read."""
+        heavy = len(raw) > OFF_LOOP_BYTES
+        call = await _run(heavy, self._read, raw)
+        key = _key(request)
+        upstream = self._upstream
+        text = call.tools or call.tool_history  # a history of calls needs the protocol too
+        if not text or await upstream.native(call.model, key):
+            return await self._passthrough(call, key)
+        turn = await _run(heavy, self._turn, call, await upstream.server())
+        if call.stream:
+            return await self._stream(call, turn, key)
+        return await self._complete(call, turn, key)
+
+    def _read(self, raw: bytes) -> ChatRequest:
+        return parse_request(read_json(raw), model=self.config.model)
 
     async def _passthrough(self, call: ChatRequest, key: str | None) -> Response:
         from starlette.background import BackgroundTask
@@ -159,22 +174,16 @@ class _Proxy:
             background=BackgroundTask(raw.aclose),
         )
 
-    async def _request(self, call: ChatRequest) -> tuple[dict[str, Any], dict[str, Any], Stops]:
-        """The upstream body (without its messages), the grammar's fields for this call, and
-        its stops (those that did not fit the upstream are the proxy's to cut at)."""
-        stops = stops_for(call.stop, self.config.lang)
-        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
-        server = await self._upstream.server()
-        if server is None:
-            return body, {}, stops
-        from textreact.constrain import tools_grammar
-
-        rules = tools_grammar(call.tools, tool_choice=call.tool_choice, lang=self.config.lang)
-        return body, server.request_fields(rules), stops
-
-    def _judge(self, call: ChatRequest) -> tuple[Judge, list[Message]]:
+    def _turn(self, call: ChatRequest, server: ServerInfo | None) -> _Turn:
+        """What one text-protocol turn sends and how it reads the reply, for an upstream that
+        takes a grammar (`server`) or not."""
         config = self.config
-        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        stops = stops_for(call.stop, config.lang)
+        body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
+        fields = {}
+        if server is not None:
+            rules = _grammar(call.tools, call.tool_choice, config.lang)
+            fields = server.request_fields(rules)
         judge = Judge(
             call.tools,
             call.tool_choice,
@@ -182,13 +191,11 @@ class _Proxy:
             earlier=earlier_calls(call),
             answer_format=call.answer_format,
         )
-        return judge, messages
+        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        return _Turn(judge, messages, body, fields, stops)
 
-    async def _complete(self, call: ChatRequest, key: str | None) -> Response:
-        from starlette.responses import JSONResponse
-
-        judge, messages = self._judge(call)
-        body, fields, stops = await self._request(call)
+    async def _complete(self, call: ChatRequest, turn: _Turn, key: str | None) -> Response:
+        judge, messages, body, fields, stops = turn.parts()
         usage, model, reasks = Usage(), call.model, 0
         for attempt in range(2):
             completion, named = await self._upstream.complete(
@@ -207,7 +214,7 @@ class _Proxy:
         extra = {"protocol": "text", "reasks": reasks, "constrained": bool(fields)}
         if getattr(verdict, "note", None):
             extra["note"] = verdict.note
-        return JSONResponse(
+        return _json(
             completion_body(
                 verdict,
                 model=model,
@@ -217,12 +224,11 @@ class _Proxy:
             )
         )
 
-    async def _stream(self, call: ChatRequest, key: str | None) -> Response:
+    async def _stream(self, call: ChatRequest, turn: _Turn, key: str | None) -> Response:
         from starlette.background import BackgroundTask
         from starlette.responses import StreamingResponse
 
-        judge, messages = self._judge(call)
-        body, fields, stops = await self._request(call)
+        judge, messages, body, fields, stops = turn.parts()
 
         async def reopen(conversation: Sequence[Message]) -> Stream:
             return await self._upstream.stream(
@@ -244,27 +250,68 @@ class _Proxy:
         )
 
 
-async def _body(request: Request) -> bytes:
-    """The request's body; a client gone before it was sent is a 400 no one will read."""
-    from starlette.requests import ClientDisconnect
+@dataclass(frozen=True)
+class _Turn:
+    """One text-protocol turn made ready: the judge of its replies, the conversation, the
+    upstream body (without its messages), the grammar's fields, the stops."""
 
-    try:
-        return await request.body()
-    except ClientDisconnect:
-        raise bad_request("the client disconnected before sending its request") from None
+    judge: Judge
+    messages: list[Message]
+    body: dict[str, Any]
+    fields: dict[str, Any]
+    stops: Stops
+
+    def parts(self) -> tuple[Judge, list[Message], dict[str, Any], dict[str, Any], Stops]:
+        return self.judge, self.messages, self.body, self.fields, self.stops
+
+
+@lru_cache(maxsize=64)
+def _grammar(tools: tuple[Tool, ...], tool_choice: str, lang: str) -> str:
+    """The grammar of one step with these tools, made once per tool set (a framework sends the
+    same tools every turn, and a large schema's grammar takes a while)."""
+    from textreact.constrain import tools_grammar
+
+    return tools_grammar(tools, tool_choice=tool_choice, lang=lang)
+
+
+async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)`, in a worker thread when the request is `heavy`, so that the event loop
+    (every other client, `/health`) is not held while a large request is read or rendered."""
+    if heavy:
+        return await asyncio.to_thread(work, *args)
+    return work(*args)
 
 
 def _key(request: Request) -> str | None:
-    """The bearer key the client sent, if any."""
+    """The bearer key the client sent, if any; one that no HTTP header can carry on (outside
+    printable ASCII: Starlette reads header bytes as Latin-1) is a 400, not a crash upstream."""
     value = request.headers.get("authorization", "")
     scheme, _, key = value.partition(" ")
-    return key.strip() or None if scheme.lower() == "bearer" else None
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key:
+        return None
+    if not (key.isascii() and key.isprintable()):
+        raise bad_request(
+            "the Authorization header's key holds characters outside printable ASCII, which "
+            "cannot be sent on to the upstream: send the key as its provider wrote it",
+            "Authorization",
+        )
+    return key
+
+
+def _json(
+    content: Any, *, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A JSON response that carries whatever the upstream sent (a lone surrogate as its
+    escape) and that a reader splitting lines reads whole (`textreact.jsonline`)."""
+    from starlette.responses import Response
+
+    body = jsonline.encoded(content, separators=(",", ":"))
+    return Response(body, status_code, headers, media_type="application/json")
 
 
 def _error(error: ServeError) -> Response:
-    from starlette.responses import JSONResponse
-
-    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+    return _json(error.body(), status_code=error.status, headers=error.headers)
 
 
 def _served(model: str) -> dict[str, Any]:
@@ -301,28 +348,3 @@ async def _failed(request: Request, exc: Exception) -> Response:
             type="server_error",
         )
     )
-
-
-@contextlib.contextmanager
-def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Run `app` on uvicorn in a background thread and yield its base URL (…/v1); it stops
-    when the block ends. Port 0 takes a free port. For tests, benchmarks and notebooks."""
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"uvicorn did not start on {host}:{port}")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://{host}:{bound}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

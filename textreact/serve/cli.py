@@ -4,19 +4,27 @@ server that reads the environment (the upstream's key may come from there)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
-from textreact.serve.config import CONSTRAIN_MODES, DEFAULT_TIMEOUT, NATIVE_MODES, ServeConfig
+from textreact.serve.config import (
+    CONSTRAIN_MODES,
+    DEFAULT_TIMEOUT,
+    INSTALL_HINT,
+    NATIVE_MODES,
+    ServeConfig,
+)
 
-#: Where `--workers N` hands the configuration to each worker process.
+#: The variable that names the file that hands `--workers N` their configuration.
 CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
 DEFAULT_PORT = 8765
 
@@ -40,6 +48,11 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="default 8765")
+    serve.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME",
+        help="also answer requests that name this host (Host or a page's Origin); repeat for "
+        "each; '*': any Host. Loopback names and --host are always allowed",
+    )  # fmt: skip
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     serve.add_argument(
         "--upstream-native", choices=NATIVE_MODES, default="off",
@@ -57,6 +70,14 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--timeout", type=seconds, default=DEFAULT_TIMEOUT,
         help="seconds per upstream read (default 180: with 2 retries, inside a client's 600)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--client-timeout", type=seconds, default=ServeConfig.client_timeout, metavar="S",
+        help="seconds a client has to send a request's head, and again its body (default 15)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--max-connections", type=int, default=ServeConfig.max_connections, metavar="N",
+        help="connections and requests served at once; past it, a 503 (default 1024)",
     )  # fmt: skip
     serve.add_argument(
         "--observation-limit", type=int, metavar="N",
@@ -85,7 +106,19 @@ def config_from(
         lang=args.lang,
         timeout=args.timeout,
         observation_limit=args.observation_limit,
+        allowed_hosts=_allowed_hosts(args),
+        client_timeout=args.client_timeout,
+        max_connections=args.max_connections,
     )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The hosts `--allow-host` names, and `--host` when it names one address (a wildcard
+    such as 0.0.0.0 names no host a client would write)."""
+    hosts = list(args.allow_host)
+    if args.host not in ("0.0.0.0", "::", ""):
+        hosts.append(args.host.strip("[]"))
+    return tuple(dict.fromkeys(hosts))
 
 
 def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
@@ -114,9 +147,9 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ImportError as exc:
-        from textreact.serve.app import INSTALL_HINT
-
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
+    from textreact.serve.connections import uvicorn_options
+
     where = f"http://{args.host}:{args.port}/v1"
     print(
         f"textreact serve: {where} -> {public_url(config.upstream)} "
@@ -126,22 +159,53 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     if args.workers == 1:
         from textreact.serve.app import create_app
 
-        uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(
+            create_app(config),
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            **uvicorn_options(config),
+        )
         return 0
-    os.environ[CONFIG_VARIABLE] = json.dumps(dataclasses.asdict(config))
-    uvicorn.run(
-        "textreact.serve.cli:app_from_environment",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="warning",
-    )
+    with handed_over(config) as variables:
+        os.environ.update(variables)
+        try:
+            uvicorn.run(
+                "textreact.serve.cli:app_from_environment",
+                factory=True,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                log_level="warning",
+                **uvicorn_options(config),
+            )
+        finally:
+            for name in variables:
+                os.environ.pop(name, None)
     return 0
 
 
+@contextlib.contextmanager
+def handed_over(config: ServeConfig) -> Iterator[dict[str, str]]:
+    """The environment that hands `config` to worker processes: the path of a file only this
+    user may read, removed when the block ends. The configuration itself (the upstream's key)
+    stays out of the environment, which every worker, and every process a worker starts,
+    inherits and may show."""
+    descriptor, path = tempfile.mkstemp(prefix="textreact-serve-", suffix=".json")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            json.dump(dataclasses.asdict(config), file)
+        yield {CONFIG_VARIABLE: path}
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 def app_from_environment() -> Any:
-    """The app of one worker process, configured by the process that started the workers."""
+    """The app of one worker process, configured by the process that started the workers
+    (`handed_over`)."""
     from textreact.serve.app import create_app
 
-    return create_app(ServeConfig(**json.loads(os.environ[CONFIG_VARIABLE])))
+    fields = json.loads(Path(os.environ[CONFIG_VARIABLE]).read_text(encoding="utf-8"))
+    fields["allowed_hosts"] = tuple(fields.get("allowed_hosts", ()))
+    return create_app(ServeConfig(**fields))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from textreact import grammar
 from textreact.errors import ConfigError
 
+#: What to install for `textreact serve` (Starlette and uvicorn).
+INSTALL_HINT = "pip install 'textreact[serve]'"
 #: `--upstream-native`: never use the model's own tool calls, probe them, or always use them.
 NATIVE_MODES = ("off", "auto", "on")
 #: `--constrain`: detect whether the upstream takes a grammar, always send one, never.
@@ -37,14 +39,23 @@ class ServeConfig:
     show_thoughts: bool = False
     #: The language of the prompt and of every note.
     lang: str = "en"
-    #: Seconds one upstream read may take (a slow local model needs more). With the SDK's
+    #: Seconds one upstream read may take (a slow local model needs more). With the
     #: retries, one upstream request then ends within 3 x 180 = 540 s, before the 600 s an
     #: OpenAI SDK client waits by default.
     timeout: float = DEFAULT_TIMEOUT
-    #: The SDK's retries of a failed upstream request.
+    #: The retries of a failed upstream request (the openai SDK's policy: `serve.transport`).
     max_retries: int = 2
     #: Characters of each tool result shown to the model (head and tail); None: all.
     observation_limit: int | None = None
+    #: Host names served besides the loopback ones (`localhost`, `127.0.0.1`, `::1`), as a
+    #: request's Host or a page's Origin names them; "*" serves any Host (not any Origin).
+    #: See `textreact.serve.guard`.
+    allowed_hosts: tuple[str, ...] = ()
+    #: Seconds a client has to send a request's head (from connecting, or from its previous
+    #: response), and as long again for its body; see `textreact.serve.connections`.
+    client_timeout: float = 15.0
+    #: The most connections and requests served at once; past it, a 503.
+    max_connections: int = 1024
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
@@ -60,20 +71,35 @@ class ServeConfig:
             raise ConfigError(f"constrain must be one of {CONSTRAIN_MODES}, got {self.constrain!r}")
         if self.lang not in grammar.LANGUAGES:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {self.lang!r}")
-        if not (isinstance(self.timeout, (int, float)) and math.isfinite(self.timeout)) or (
-            self.timeout <= 0
-        ):
-            raise ConfigError(
-                f"timeout must be a finite number of seconds > 0, got {self.timeout!r}"
-            )
+        _check_seconds("timeout", self.timeout)
+        _check_seconds("client_timeout", self.client_timeout)
         if (
             isinstance(self.max_retries, bool)
             or not isinstance(self.max_retries, int)
             or (self.max_retries < 0)
         ):
             raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        key = self.upstream_api_key
+        if key is not None and not (isinstance(key, str) and key.isascii() and key.isprintable()):
+            raise ConfigError(
+                "upstream_api_key must be printable ASCII (an HTTP header carries it); check "
+                "that it was copied whole, without a line break or a typographic character"
+            )
+        cap = self.max_connections
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"max_connections must be an integer >= 1, got {cap!r}")
+        hosts = self.allowed_hosts
+        if not isinstance(hosts, tuple) or not all(isinstance(h, str) and h for h in hosts):
+            raise ConfigError(f"allowed_hosts must be a tuple of host names, got {hosts!r}")
         limit = self.observation_limit
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
         ):
             raise ConfigError(f"observation_limit must be an integer >= 1 or None, got {limit!r}")
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a finite number of seconds > 0, got {value!r}")

@@ -37,7 +37,7 @@ def text_messages(
     instructions = [_system_prompt(request.tools, lang)]
     if request.answer_format is not None:
         instructions.append(request.answer_format.instruction(lang))
-    out: list[Message] = []
+    out = _Turns()
     messages = request.messages
     answered = _results(messages)
     for i, message in enumerate(messages):
@@ -45,12 +45,12 @@ def text_messages(
         if role in ("system", "developer"):
             instructions.append(content_text(message.get("content"), f"messages[{i}]"))
         elif role == "user":
-            _append(out, {"role": "user", "content": message.get("content") or ""})
+            out.add("user", message.get("content") or "")
         elif role == "assistant":
             for reply in _assistant(message, i, answered, lang, limit):
-                _append(out, reply)
+                out.add(reply["role"], reply["content"])
     system = "\n\n".join(part for part in instructions if part.strip())
-    return [{"role": "system", "content": system}, *out]
+    return [{"role": "system", "content": system}, *out.messages()]
 
 
 @lru_cache(maxsize=256)
@@ -85,7 +85,8 @@ def untrusted(text: str) -> str:
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Each tool result by the id of the call it answers; a result for no call is a 400."""
     calls = set()
-    results = {}
+    results: dict[str, str] = {}
+    first: dict[str, int] = {}
     for i, message in enumerate(messages):
         if message["role"] == "assistant":
             for call in message.get("tool_calls") or ():
@@ -99,6 +100,14 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
                     "earlier assistant tool call has: send the id of the call it answers",
                     f"messages[{i}].tool_call_id",
                 )
+            if call_id in results:  # keeping one would drop the other's meaning unseen
+                raise bad_request(
+                    f"messages[{i}] (role tool) answers the call {shown(call_id)}, which "
+                    f"messages[{first[call_id]}] answers already: send one result per call "
+                    "(join the two into one content if both belong to it)",
+                    f"messages[{i}].tool_call_id",
+                )
+            first[call_id] = i
             results[call_id] = content_text(message.get("content"), f"messages[{i}]")
     return results
 
@@ -169,16 +178,25 @@ def content_text(content: Any, where: str) -> str:
     raise bad_request(f"{where}.content must be a string or an array of parts", where)
 
 
-def _append(messages: list[Message], message: Message) -> None:
-    """Add a message; two user texts in a row (an observation, then the user's next words)
-    become one, so roles alternate for chat templates that require it."""
-    last = messages[-1] if messages else None
-    if (
-        last is not None
-        and last["role"] == message["role"] == "user"
-        and isinstance(last["content"], str)
-        and isinstance(message["content"], str)
-    ):
-        last["content"] = f"{last['content']}\n\n{message['content']}"
-    else:
-        messages.append(dict(message))
+class _Turns:
+    """The conversation as it is written: user texts in a row (an observation, then the user's
+    next words) become one message, so roles alternate for chat templates that require it.
+    Their texts are joined once, at the end: joined as each came, every join copied all the
+    text before it, and time grew with the square of the messages."""
+
+    def __init__(self) -> None:
+        #: (role, content, the texts of a user message that may still grow, else None).
+        self._turns: list[tuple[str, Any, list[str] | None]] = []
+
+    def add(self, role: str, content: Any) -> None:
+        texts = [content] if role == "user" and isinstance(content, str) else None
+        if texts is not None and self._turns and (last := self._turns[-1][2]) is not None:
+            last.append(content)
+        else:
+            self._turns.append((role, content, texts))
+
+    def messages(self) -> list[Message]:
+        return [
+            {"role": role, "content": content if texts is None else "\n\n".join(texts)}
+            for role, content, texts in self._turns
+        ]

@@ -5,17 +5,19 @@ wrong to the upstream (an unknown model, a refused key) keeps the upstream's 4xx
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from textreact.models.openai_compat import server_message
-from textreact.redact import blank_data, public_url
+from textreact.redact import blank_data, blank_text, cut, public_url
 
 #: Upstream statuses that are the client's to fix, passed on as they are.
 _CLIENT_STATUSES = frozenset({400, 401, 403, 404, 409, 413, 422})
 #: The shortest key blanked in messages: a shorter one is no secret worth the damage of
 #: blanking it wherever it occurs (a key "k" would turn "bad key" into "bad ***ey").
 MIN_SECRET_CHARS = 8
+#: The longest upstream message shown, in characters (blanked first, then cut).
+_MESSAGE_CHARS = 400
 
 
 def secret_keys(keys: Sequence[str | None]) -> list[str]:
@@ -61,47 +63,51 @@ def bad_request(message: str, param: str | None = None) -> ServeError:
     return ServeError(400, message, param=param)
 
 
-def upstream_fault(exc: Exception, url: str, secrets: Sequence[str | None]) -> ServeError:
-    """An exception of the openai SDK while talking to the upstream, as the error to answer."""
-    import openai
+def status_fault(response: Any, url: str, secrets: Sequence[str]) -> ServeError:
+    """The error to answer for an upstream's error status (`response`, an httpx2 response
+    whose body has been read), its own words kept with `secrets` blanked."""
+    status = response.status_code
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        data = None
+    body = data.get("error", data) if isinstance(data, dict) else data  # as the SDK unwraps it
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        message = body["message"]
+    elif isinstance(body, (dict, list)):
+        message = json.dumps(blank_data(body, secrets), ensure_ascii=False, default=str)
+    else:
+        message = f"Error code: {status} - {response.text}"
+    message = cut(blank_text(message, secrets), _MESSAGE_CHARS)
+    retry = response.headers.get("retry-after")
+    headers = {"retry-after": retry} if retry else {}
+    if status in _CLIENT_STATUSES:
+        blanked = blank_data(body if isinstance(body, dict) else {}, secrets)
+        return ServeError(
+            status,
+            message,
+            type=str(blanked.get("type") or "invalid_request_error"),
+            param=blanked.get("param") if isinstance(blanked.get("param"), str) else None,
+            code=blanked.get("code") if isinstance(blanked.get("code"), str) else None,
+            headers=headers,
+        )
+    shown = f"the upstream at {public_url(url)} answered HTTP {status}: {message}"
+    if status in (429, 503):
+        return ServeError(503, shown, type="upstream_unavailable", headers=headers)
+    return ServeError(502, shown, type="upstream_error", headers=headers)
+
+
+def connection_fault(exc: Exception, url: str, secrets: Sequence[str]) -> ServeError:
+    """The error to answer when no response came: a timeout is 504, anything else 502."""
+    import httpx2
 
     where = public_url(url)
-    secrets = secret_keys(secrets)
-    message = server_message(exc, None, secrets=secrets)
-    if isinstance(exc, openai.APITimeoutError):
+    said = cut(blank_text(f"{type(exc).__name__}: {exc}".rstrip(": "), secrets), _MESSAGE_CHARS)
+    if isinstance(exc, httpx2.TimeoutException):
         return ServeError(
-            504, f"the upstream at {where} did not answer in time: {message}", type="timeout"
+            504, f"the upstream at {where} did not answer in time: {said}", type="timeout"
         )
-    if isinstance(exc, openai.APIConnectionError):
-        return ServeError(
-            502, f"cannot reach the upstream at {where}: {message}", type="upstream_error"
-        )
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        headers = {}
-        retry = exc.response.headers.get("retry-after") if exc.response is not None else None
-        if retry:
-            headers["retry-after"] = retry
-        if status in _CLIENT_STATUSES:
-            body = exc.body if isinstance(exc.body, dict) else {}
-            blanked = blank_data(body, secrets)
-            return ServeError(
-                status,
-                message,
-                type=str(blanked.get("type") or "invalid_request_error"),
-                param=blanked.get("param") if isinstance(blanked.get("param"), str) else None,
-                code=blanked.get("code") if isinstance(blanked.get("code"), str) else None,
-                headers=headers,
-            )
-        shown = f"the upstream at {where} answered HTTP {status}: {message}"
-        if status in (429, 503):
-            return ServeError(503, shown, type="upstream_unavailable", headers=headers)
-        return ServeError(502, shown, type="upstream_error", headers=headers)
-    return ServeError(
-        502,
-        f"the upstream at {where} sent a reply that is not valid: {message}",
-        type="upstream_error",
-    )
+    return ServeError(502, f"cannot reach the upstream at {where}: {said}", type="upstream_error")
 
 
 def malformed_upstream(url: str, what: str) -> ServeError:

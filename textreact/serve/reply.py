@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from textreact.serve.sse import DONE, event
 from textreact.serve.turn import Answer, Call
 from textreact.steps import Usage
 
@@ -113,7 +114,7 @@ class Chunks:
         }
         if self.include_usage and "usage" not in body:
             body["usage"] = None
-        return sse(body)
+        return event(body)
 
     def role(self) -> bytes:
         """The role's event, unless it has gone out already (then nothing)."""
@@ -143,10 +144,3 @@ class Chunks:
         if self.include_usage:
             yield self._data({"choices": [], "usage": usage_body(usage)})
         yield DONE
-
-
-def sse(data: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
-
-
-DONE = b"data: [DONE]\n\n"

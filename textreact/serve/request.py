@@ -9,13 +9,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from textreact.errors import ConfigError, ToolExampleError
 from textreact.serve.answers import AnswerFormat, answer_format
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.schemas import SchemaProblem, checked_schema
-from textreact.tools import Tool
+from textreact.tools import Tool, ToolBox
 
 #: Fields the text protocol handles itself; every other field goes to the upstream as sent.
 HANDLED = frozenset(
@@ -34,6 +34,12 @@ HANDLED = frozenset(
         "response_format",
     }
 )
+#: The most a request may ask for: past these, its checking, rendering and reading would cost
+#: time that grows with what it asks, on the server's event loop. OpenAI takes 128 tools.
+MAX_TOOLS: Final = 128
+MAX_MESSAGES: Final = 10_000
+MAX_STOPS: Final = 16
+MAX_STOP_CHARS: Final = 256
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 
@@ -73,6 +79,12 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages must be a non-empty array of message objects", "messages")
+    if len(messages) > MAX_MESSAGES:
+        raise bad_request(
+            f"messages holds {len(messages)} messages; at most {MAX_MESSAGES} are taken: "
+            "summarise or drop the oldest turns",
+            "messages",
+        )
     for i, message in enumerate(messages):
         _check_message(message, i)
     stream = body.get("stream", False)
@@ -185,6 +197,12 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
         return ()
     if not isinstance(specs, list):
         raise bad_request("tools must be an array of {type: function, function: {...}}", "tools")
+    if len(specs) > MAX_TOOLS:
+        raise bad_request(
+            f"tools holds {len(specs)} tools; at most {MAX_TOOLS} are taken (as OpenAI takes): "
+            "offer the ones this turn may need",
+            "tools",
+        )
     tools = []
     for i, spec in enumerate(specs):
         function = spec.get("function") if isinstance(spec, dict) else None
@@ -198,7 +216,7 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
             raise bad_request(f"tools[{i}].function must be an object with a name", f"tools[{i}]")
         where = f"tools[{i}].function"
         try:
-            tools.append(_tool(json.dumps(function, sort_keys=True)))
+            tools.append(_tool(json.dumps(function)))  # in the client's order: it is meaning
         except SchemaProblem as exc:
             raise bad_request(f"{where}.{exc}", f"{where}.parameters") from None
         except ConfigError as exc:
@@ -214,7 +232,28 @@ def request_tools(specs: Any) -> tuple[Tool, ...]:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise bad_request(f"tool names must be unique; given twice: {', '.join(twice)}", "tools")
+    _distinct(tools)
     return tuple(tools)
+
+
+def _distinct(tools: Sequence[Tool]) -> None:
+    """A 400 for two names the model could not tell apart (`get_weather`, `Get-Weather`): the
+    tool box that reads the reply looks names up with case and separators folded, and refuses
+    such a pair. Checked with the box itself, so the two cannot disagree."""
+    try:
+        ToolBox(tools)
+    except ConfigError as exc:
+        last = next(k for k in range(1, len(tools) + 1) if not _fits(tools[:k]))  # only on error
+        where = f"tools[{last - 1}].function.name"
+        raise bad_request(f"{where}: {exc}", where) from None
+
+
+def _fits(tools: Sequence[Tool]) -> bool:
+    try:
+        ToolBox(tools)
+    except ConfigError:
+        return False
+    return True
 
 
 def _tool_problem(exc: ConfigError, where: str) -> ServeError:
@@ -270,13 +309,20 @@ def tool_choice(value: Any, tools: Sequence[Tool]) -> str:
 
 
 def _stops(value: Any) -> tuple[str, ...]:
+    """The client's stops, at most MAX_STOPS of at most MAX_STOP_CHARS each: those past the
+    upstream's four are looked for in every streamed delta."""
+    stops = (value,) if isinstance(value, str) else value
     if value is None:
         return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(s, str) for s in value):
-        return tuple(value)
-    raise bad_request("stop must be a string or an array of strings", "stop")
+    if not isinstance(stops, (tuple, list)) or not all(isinstance(s, str) for s in stops):
+        raise bad_request("stop must be a string or an array of strings", "stop")
+    if len(stops) > MAX_STOPS or any(len(s) > MAX_STOP_CHARS for s in stops):
+        raise bad_request(
+            f"stop takes at most {MAX_STOPS} sequences of at most {MAX_STOP_CHARS} characters "
+            f"each (OpenAI takes 4), got {len(stops)} of up to {max(map(len, stops))}",
+            "stop",
+        )
+    return tuple(stops)
 
 
 def shown(value: Any) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import regex
 
+from textreact.tools.regexcost import CostlyPattern, check_cost
 from textreact.tools.schema import followed
 
 #: JSON Schema's type names.
@@ -23,6 +24,8 @@ TYPE_NAMES: Final = frozenset(JSON_TYPES) | {
 }  # fmt: skip
 #: Deepest nesting of schemas taken (textreact validates arguments 32 levels deep).
 MAX_DEPTH: Final = 32
+#: The most schemas one tool's parameters may hold: its prompt, grammar and checks grow with it.
+MAX_SCHEMAS: Final = 2048
 
 _SCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "definitions")
 _SCHEMA_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -61,6 +64,7 @@ def checked_schema(parameters: Mapping[str, Any], where: str) -> dict[str, Any]:
 class _Checker:
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
+        self.count = 0
 
     def schema(self, value: Any, where: str, depth: int) -> dict[str, Any]:
         if value is True:
@@ -75,6 +79,13 @@ class _Checker:
             )
         if depth > MAX_DEPTH:
             raise SchemaProblem(f"{where} is nested more than {MAX_DEPTH} schemas deep")
+        self.count += 1
+        if self.count > MAX_SCHEMAS:
+            raise SchemaProblem(
+                f"{where}: a tool's parameters may hold at most {MAX_SCHEMAS} schemas (each "
+                "property, item and alternative is one); split the tool, or take a free-form "
+                'object ({"type": "object"}) where the details do not matter'
+            )
         out = dict(value)
         for key, check in _KEYWORDS.items():
             if key in value:
@@ -171,7 +182,10 @@ def _regex(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise SchemaProblem(f"{where} must be a regular expression string, got {_shown(value)}")
     try:  # compiled as validation compiles it (tools.schema.compiled_pattern): `\p{L}` is fine
+        check_cost(value)  # first: a pattern of a few characters may take gigabytes to compile
         regex.compile(value)
+    except CostlyPattern as exc:
+        raise SchemaProblem(f"{where} is {_shown(value)}: {exc}") from None
     except (regex.error, RecursionError, OverflowError) as exc:
         detail = getattr(exc, "msg", None) or "it cannot be compiled"
         raise SchemaProblem(

@@ -53,11 +53,21 @@ class Stops:
         text, stopped = self.cut(text, start)
         if stopped:
             return text
-        held = max(
-            (n for stop in self.local for n in range(1, len(stop)) if text.endswith(stop[:n])),
-            default=0,
-        )
+        held = max((_overlap(text, stop) for stop in self.local), default=0)
         return text[: len(text) - held]
+
+
+def _overlap(text: str, stop: str) -> int:
+    """How many characters at the end of `text` begin `stop` (short of all of it): only the
+    places in its last `len(stop) - 1` characters where the stop's first character stands are
+    tried, the longest first, not every prefix of the stop against every end."""
+    tail = text[max(0, len(text) - len(stop) + 1) :] if len(stop) > 1 else ""
+    at = tail.find(stop[0]) if tail else -1
+    while at >= 0:
+        if stop.startswith(tail[at:]):
+            return len(tail) - at
+        at = tail.find(stop[0], at + 1)
+    return 0
 
 
 def stops_for(client: Sequence[str], lang: str = "en") -> Stops:

@@ -28,7 +28,8 @@ from textreact.parser import SCAN_LIMIT, parse
 from textreact.parsing.keywords import AS_NEWLINE, BLANKS, JUNK, Scanner, strip
 from textreact.parsing.window import Window
 from textreact.serve.errors import ServeError
-from textreact.serve.reply import DONE, Chunks, sse
+from textreact.serve.reply import Chunks
+from textreact.serve.sse import DONE, event
 from textreact.serve.stops import Stops
 from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
 from textreact.serve.upstream import Delta, Stream
@@ -371,7 +372,7 @@ async def events(
                 for piece in _encoded(committer.settle(verdict), chunks):
                     yield piece
     except ServeError as error:
-        yield sse(error.body())
+        yield event(error.body())
         yield DONE
         return
     finally:

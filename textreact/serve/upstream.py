@@ -1,7 +1,8 @@
-"""The upstream model server, through the official openai SDK (its connection pool, retries
-and backoff): plain text requests for the text protocol, whole or streamed; requests passed
-through unchanged; what the upstream takes, found out once (a grammar: once per upstream;
-working native calls: one probe per model) and remembered for the life of the process."""
+"""The upstream model server, through `textreact.serve.transport` (a connection pool, and the
+openai SDK's retries and backoff): plain text requests for the text protocol, whole or
+streamed; requests passed through unchanged; what the upstream takes, found out once (a
+grammar: once per upstream; working native calls: one probe per model) and remembered for the
+life of the process."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textreact import templates
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY, usage_of
-from textreact.redact import blank_text, public_url
-from textreact.serve.errors import ServeError, malformed_upstream, secret_keys, upstream_fault
-from textreact.serve.reply import DONE, sse
+from textreact.models.openai_compat import usage_of
+from textreact.redact import blank_text, public_url, userinfo_secrets
+from textreact.serve import sse
+from textreact.serve.errors import ServeError, malformed_upstream, secret_keys
+from textreact.serve.transport import Transport
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -121,7 +123,7 @@ class Stream:
                 completion, model = _completion(json.loads(await self.response.aread()), self.url)
                 yield Delta(completion.text, completion.finish_reason, completion.usage, model)
                 return
-            async for line in self.response.aiter_lines():
+            async for line in sse.lines(self.response.aiter_bytes()):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -143,17 +145,16 @@ class Upstream:
     """One upstream for the life of the app; every request may carry its own key."""
 
     def __init__(self, config: ServeConfig, *, http_client: httpx.AsyncClient | None = None):
-        import openai  # deferred: the SDK takes a moment to import
-
         self.config = config
         self.url = config.upstream.rstrip("/")
-        self.client = openai.AsyncOpenAI(
-            api_key=config.upstream_api_key or PLACEHOLDER_API_KEY,
-            base_url=self.url,
+        self.transport = Transport(
+            self.url,
+            key=config.upstream_api_key,
             timeout=config.timeout,
             max_retries=config.max_retries,
-            http_client=http_client,
+            client=http_client,
         )
+        self._userinfo = userinfo_secrets(self.url)
         self._server: ServerInfo | None = None
         self._told = False
         self._telling = asyncio.Lock()
@@ -161,34 +162,23 @@ class Upstream:
         self._probing: dict[str, asyncio.Lock] = {}
 
     async def close(self) -> None:
-        await self.client.close()
-
-    def _client(self, key: str | None) -> Any:
-        """The SDK client for a request: the server's own key, else the one the client sent."""
-        if self.config.upstream_api_key or not key:
-            return self.client
-        return self.client.with_options(api_key=key)
+        await self.transport.aclose()
 
     def _secrets(self, key: str | None) -> list[str]:
-        """The keys blanked in what the client is shown (`secret_keys`: long enough to be)."""
-        return secret_keys([self.config.upstream_api_key, key])
+        """What is blanked in what the client is shown: the keys (`secret_keys`: long enough
+        to be secrets) and the credentials of the upstream's URL, as sent."""
+        return secret_keys([self.config.upstream_api_key, key, *self._userinfo])
 
     async def _post(self, body: Mapping[str, Any], key: str | None, *, whole: bool = False) -> Any:
         """The upstream's response to one chat request: its body not yet read, or with
-        `whole` the body's bytes, read by the SDK (so its retries and its timeout cover the
-        body too). Raises ServeError for every failure (after the SDK's retries)."""
-        import httpx2 as httpx
-        import openai
-
-        client = self._client(key)
-        try:
-            if whole:
-                return await client.post("/chat/completions", cast_to=bytes, body=dict(body))
-            return await client.post(
-                "/chat/completions", cast_to=httpx.Response, body=dict(body), stream=True
-            )
-        except openai.OpenAIError as exc:
-            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+        `whole` the body's bytes (read inside the retries and the timeout). Raises ServeError
+        for every failure, after the retries. The server's key goes with it, else the
+        client's."""
+        secrets = self._secrets(key)
+        response = await self.transport.request(
+            "POST", "/chat/completions", key, secrets, body, whole=whole
+        )
+        return response.content if whole else response
 
     async def _send(
         self,
@@ -249,7 +239,7 @@ class Upstream:
             try:
                 async for chunk in response.aiter_bytes():
                     held += chunk
-                    end = _events_end(held)
+                    end = sse.events_end(held)
                     if end:
                         yield held[:end]
                         held = held[end:]
@@ -257,7 +247,7 @@ class Upstream:
                     yield held
             except (*timeouts, *failures) as exc:
                 error = broken_off(exc, self.url, self.config.timeout, self._secrets(key))
-                yield sse(error.body()) + DONE
+                yield sse.event(error.body()) + sse.DONE
             finally:
                 await response.aclose()
 
@@ -265,12 +255,9 @@ class Upstream:
 
     async def models(self, key: str | None) -> dict[str, Any]:
         """The upstream's `GET /models`, as it answered."""
-        import openai
-
+        response = await self.transport.request("GET", "/models", key, self._secrets(key))
         try:
-            return json.loads(await self._client(key).get("/models", cast_to=bytes))
-        except openai.OpenAIError as exc:
-            raise upstream_fault(exc, self.url, self._secrets(key)) from exc
+            return json.loads(response.content)
         except ValueError:
             raise malformed_upstream(self.url, "a model list that is not JSON") from None
 
@@ -356,12 +343,6 @@ def _completion(data: Any, url: str) -> tuple[Completion, str | None]:
     reason = choices[0].get("finish_reason") or "stop"
     model = data.get("model") if isinstance(data.get("model"), str) else None
     return Completion(text if isinstance(text, str) else "", str(reason), usage), model
-
-
-def _events_end(data: bytes) -> int:
-    """Where the last complete SSE event in `data` ends (0: none has ended yet)."""
-    ends = [data.rfind(mark) + len(mark) for mark in (b"\n\n", b"\r\n\r\n") if mark in data]
-    return max(ends, default=0)
 
 
 def _probe_called(data: Any) -> bool:

@@ -10,7 +10,6 @@ fits a schema, so that every tool can show the model a correct call.
 from __future__ import annotations
 
 import copy
-import functools
 import itertools
 import json
 import math
@@ -26,6 +25,7 @@ from textreact import jsonish, templates
 from textreact.errors import ConfigError
 from textreact.tools.ecma import to_regex
 from textreact.tools.pattern import shortest
+from textreact.tools.regexcost import PatternCache
 
 #: Type names of other dialects (BFCL, Python spellings) -> JSON Schema; None means "any type".
 _TYPE_ALIASES: Final[dict[str, str | None]] = {
@@ -247,7 +247,7 @@ def bounds(schema: dict[str, Any]) -> Bounds:
     return Bounds(low, above, high, below)
 
 
-@functools.lru_cache(maxsize=256)
+@PatternCache
 def compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
     """A `pattern` read as ECMA-262 reads it (`textreact.tools.ecma`: `$` is the end of the
     text, `\\d` ASCII) and compiled by `regex` (which reads `\\p{L}`), or None where it does
