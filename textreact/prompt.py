@@ -4,12 +4,11 @@ and the worked example sent as real user/assistant turns.
 Very small models follow the format only when they have seen it done, so the example is part of
 the conversation, not a paragraph of the system prompt, and it is sent whatever the tools are:
 without it, a small model under `tool_choice="auto"` copies the format's closing lines as its
-first reply and answers from memory. The example shows the decision as well as the form: calls
-whose result answers and, between them, a question no tool is for, answered at once. Its
-tools (the built-in calculator and lookup) need not be offered: its observations must be real
-text, and a user's tool cannot be run to make one (it may have side effects), while an example
-call of the user's own tool invites copying its example values into every call. Every keyword in
-the templates comes from `grammar`, so the prompt teaches exactly what the parser accepts."""
+first reply and answers from memory. Its tools (the built-in calculator and lookup) need not
+be offered: its observations must be real text, and a user's tool cannot be run to make one
+(it may have side effects), while an example call of the user's own tool invites copying its
+example values into every call. Every keyword in the templates comes from `grammar`, so the
+prompt teaches exactly what the parser accepts."""
 
 from __future__ import annotations
 
