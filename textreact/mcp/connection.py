@@ -1,0 +1,357 @@
+"""`Connection`: MCP servers held open on one background event loop, their tools listed
+(every page) and turned into ordinary `Tool`s that the sync and the async drivers run alike.
+
+The SDK's sessions are async and bound to the loop they were opened on, while `Agent.run` is
+sync and `Agent.arun` runs on the caller's loop. So the connection owns a loop in a daemon
+thread: one task there opens every server and closes them again (the SDK's context managers
+must be left by the task that entered them), and each call is sent to that loop and awaited
+from wherever the driver runs (`asyncio.wrap_future`). A tool's `fn` is an `async def`: the
+async driver awaits it and, at the tool's timeout, cancels it, which cancels the call on the
+connection's loop; the sync driver runs it in its worker thread. The SDK's own read timeout
+is set a little past the tool's, so a call the sync driver abandons still ends.
+
+A server's `notifications/tools/list_changed` marks its listing stale; `tools` lists it again
+the next time it is read (an Agent built before keeps the tools it was given)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import fnmatch
+import threading
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from textreact import observation, templates
+from textreact.errors import ConfigError, MissingExtraError
+from textreact.mcp.config import ServerSpec
+from textreact.mcp.names import map_names
+from textreact.mcp.pages import NOTE_ROOM, PAGE, READ_MORE, Pages
+from textreact.mcp.results import render
+from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
+from textreact.tools import Tool
+
+__all__ = ["INSTALL_HINT", "Connection", "McpToolInfo", "connect"]
+
+INSTALL_HINT: Final = "pip install 'textreact[mcp]'"
+#: Seconds the SDK waits past a tool's own timeout before it ends an abandoned call.
+_GRACE: Final = 1.0
+#: Pages of a tools/list walk followed at most: a server whose cursor never ends cannot hang
+#: the connection.
+_MAX_PAGES: Final = 100
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    """One server's tool as the model sees it, and where it came from."""
+
+    #: The name the model writes (mapped: see `textreact.mcp.names`).
+    name: str
+    #: The server's own name for it, used for the call.
+    original: str
+    #: The server's name in the config.
+    server: str
+    #: The description as the model reads it: defused, or the fallback for none.
+    description: str
+    #: The server's title for it (defused), or None.
+    title: str | None
+    #: The annotations as the server gave them (hints from an untrusted server).
+    read_only: bool | None
+    destructive: bool | None
+    #: The Tool the agent runs.
+    tool: Tool = field(repr=False)
+
+    @property
+    def may_destroy(self) -> bool:
+        """What the MCP spec says a client must assume: a tool may destroy unless it is
+        marked read-only or marked not destructive."""
+        return not self.read_only and self.destructive is not False
+
+
+class Connection:
+    """MCP servers' tools, connected; use it as a context manager (`with` or `async with`),
+    or call `open()` and `close()`.
+
+    - `timeout`: seconds one call may take (each Tool's timeout).
+    - `connect_timeout`: seconds the handshake, and each listing of tools, may take.
+    - `allow`: only the tools matching one of these shell-style patterns, each tried on the
+      server's own name for the tool and on `server/name` (`git_log`, `time/*`).
+    - `lang`: the language of the notes the connection writes (read on, no description).
+    - `page`: characters of a result shown at once; the rest through `read_more`.
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[ServerSpec],
+        *,
+        timeout: float | None = 30.0,
+        connect_timeout: float = 60.0,
+        allow: Collection[str] | None = None,
+        lang: str = "en",
+        page: int = PAGE,
+    ) -> None:
+        if not servers:
+            raise ConfigError("an MCP connection needs at least one server")
+        names = [s.name for s in servers]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"MCP server names must differ, got {names}")
+        self.servers = tuple(servers)
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.allow = tuple(allow) if allow is not None else None
+        self.lang = lang
+        self.pages = Pages(page=page, lang=lang)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._main: concurrent.futures.Future[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._clients: dict[str, Any] = {}
+        self._listed: dict[str, list[Any]] = {}
+        self._stale: set[str] = set()
+        self._infos: tuple[McpToolInfo, ...] = ()
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    def open(self) -> Connection:
+        """Start every server (or connect to it) and list its tools; a server that cannot be
+        reached is a ConfigError naming it, and closes the others."""
+        _require_sdk()
+        if self.is_open:
+            raise ConfigError("this MCP connection is open already")
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="textreact-mcp", daemon=True)
+        self._thread.start()
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._main = asyncio.run_coroutine_threadsafe(self._hold(ready), loop)
+        concurrent.futures.wait([ready, self._main], return_when="FIRST_COMPLETED")
+        if not ready.done():
+            error = self._main.exception()
+            self._stop_loop()
+            raise error if error is not None else ConfigError("MCP connection ended at start")
+        self._build()
+        return self
+
+    def close(self) -> None:
+        """Close every session (a stdio server's process ends with it) and the loop."""
+        loop, main = self._loop, self._main
+        if loop is None or main is None:
+            return
+        if self._closing is not None:
+            loop.call_soon_threadsafe(self._closing.set)
+        with contextlib.suppress(Exception):
+            main.result()
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join()
+        loop.close()
+        self._loop = self._thread = self._main = None
+        self._clients.clear()
+
+    @property
+    def is_open(self) -> bool:
+        return self._loop is not None
+
+    def __enter__(self) -> Connection:
+        """Open (unless `connect` opened it already); closed when the block ends."""
+        return self if self.is_open else self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Connection:
+        return self if self.is_open else await asyncio.to_thread(self.open)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.close)
+
+    async def _hold(self, ready: concurrent.futures.Future[None]) -> None:
+        """The one task that enters every client, lists, then waits to be closed."""
+        from mcp import Client
+
+        self._closing = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            for spec in self.servers:
+                client = Client(
+                    _transport(spec),
+                    message_handler=self._on_message(spec.name),
+                    read_timeout_seconds=self.connect_timeout,
+                )
+                try:  # the handshake and each listing are bounded by the read timeout
+                    await stack.enter_async_context(client)
+                    self._listed[spec.name] = await _list(client)
+                except Exception as error:
+                    raise ConfigError(
+                        f"MCP server {spec.name!r} ({spec.describe()}) could not be used: "
+                        f"{_reason(error)}"
+                    ) from None
+                self._clients[spec.name] = client
+            ready.set_result(None)
+            await self._closing.wait()
+
+    def _on_message(self, server: str) -> Callable[[Any], Awaitable[None]]:
+        import mcp_types
+
+        async def handle(message: Any) -> None:
+            if isinstance(message, mcp_types.ToolListChangedNotification):
+                self._stale.add(server)
+
+        return handle
+
+    # -- tools --------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every allowed tool of every server, then `read_more`; listed again first where a
+        server said its list changed."""
+        if self._stale:
+            self.refresh()
+        return [info.tool for info in self._infos] + [self.pages.tool()]
+
+    @property
+    def infos(self) -> tuple[McpToolInfo, ...]:
+        """What each tool is, where it came from, and its hints, in the servers' order."""
+        if self._stale:
+            self.refresh()
+        return self._infos
+
+    def info(self, name: str) -> McpToolInfo | None:
+        """The tool the model calls `name`, or None (textreact's own `read_more`, or none)."""
+        return next((i for i in self.infos if i.name == name), None)
+
+    def refresh(self) -> None:
+        """List the tools of every server whose list changed, again."""
+        stale, self._stale = self._stale, set()
+        for server in stale:
+            client = self._clients.get(server)
+            if client is not None:
+                self._listed[server] = self._run(_list(client))
+        self._build()
+
+    def _build(self) -> None:
+        found = [(server, t) for server, tools in self._listed.items() for t in tools]
+        found = [(s, t) for s, t in found if self._allowed(s, t.name)]
+        mapped = map_names([(s, t.name) for s, t in found], reserved=(READ_MORE,))
+        self._infos = tuple(
+            self._info(name, server, listed)
+            for name, (server, listed) in zip(mapped, found, strict=True)
+        )
+
+    def _allowed(self, server: str, original: str) -> bool:
+        return self.allow is None or any(
+            fnmatch.fnmatchcase(name, pattern)
+            for pattern in self.allow
+            for name in (original, f"{server}/{original}")
+        )
+
+    def _info(self, name: str, server: str, listed: Any) -> McpToolInfo:
+        annotations = listed.annotations
+        title = listed.title or (annotations.title if annotations else None)
+        shown_title = observation.defuse(title, DESCRIPTION_LIMIT) if title else None
+        if listed.description and listed.description.strip():
+            description = observation.defuse(listed.description, DESCRIPTION_LIMIT)
+        else:
+            description = templates.note(
+                "mcp_no_description", self.lang, title=shown_title or name, server=server
+            )
+        tool = build_tool(
+            name, description, listed.input_schema, self._caller(server, listed.name),
+            timeout=self.timeout, result_limit=self.pages.page + NOTE_ROOM,
+        )  # fmt: skip
+        return McpToolInfo(
+            name, listed.name, server, description, shown_title,
+            annotations.read_only_hint if annotations else None,
+            annotations.destructive_hint if annotations else None, tool,
+        )  # fmt: skip
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def _caller(self, server: str, original: str) -> Callable[..., Awaitable[str]]:
+        """The tool's function: send the call to the connection's loop, await it from the
+        driver's, and show the result a page at a time."""
+        read_timeout = None if self.timeout is None else self.timeout + _GRACE
+
+        async def call(**arguments: Any) -> str:
+            loop = self._loop
+            client = self._clients.get(server)
+            if loop is None or client is None:
+                raise ConfigError(f"the MCP connection to {server!r} is closed")
+            sent = client.call_tool(original, arguments, read_timeout_seconds=read_timeout)
+            result = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sent, loop))
+            return self.pages.first(render(result))
+
+        call.__name__ = original
+        return call
+
+    def _run(self, work: Awaitable[Any]) -> Any:
+        """`work` on the connection's loop, waited for from this thread."""
+        if self._loop is None:
+            raise ConfigError("the MCP connection is closed")
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()  # type: ignore[arg-type]
+
+
+def connect(servers: Iterable[ServerSpec], **options: Any) -> Connection:
+    """An open Connection to `servers` (see `Connection` for the options); close it, or use it
+    as a context manager: `with connect(load_config("mcp.json")) as mcp: Agent(model,
+    mcp.tools)`."""
+    return Connection(list(servers), **options).open()
+
+
+async def _list(client: Any) -> list[Any]:
+    """Every tool a server lists, page after page (at most _MAX_PAGES)."""
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _transport(spec: ServerSpec) -> Any:
+    """What the SDK's `Client` connects through for `spec`."""
+    from mcp import StdioServerParameters
+
+    if spec.transport == "stdio":
+        return StdioServerParameters(
+            command=spec.command or "", args=list(spec.args), env=dict(spec.env) or None,
+            cwd=spec.cwd,
+        )  # fmt: skip
+    import httpx2
+
+    client = httpx2.AsyncClient(headers=dict(spec.headers)) if spec.headers else None
+    if spec.transport == "http":
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(spec.url or "", http_client=client)
+    from mcp.client.sse import sse_client
+
+    return sse_client(spec.url or "", headers=dict(spec.headers) or None)
+
+
+def _reason(error: BaseException) -> str:
+    """The first real cause inside exception groups, as `Type: message`."""
+    while isinstance(getattr(error, "exceptions", None), tuple) and error.exceptions:  # type: ignore[attr-defined]
+        error = error.exceptions[0]  # type: ignore[attr-defined]
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _require_sdk() -> None:
+    """The SDK, or a MissingExtraError that says how to install it."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError as error:
+        raise MissingExtraError(
+            f"textreact.mcp needs the MCP Python SDK ({error}): {INSTALL_HINT}"
+        ) from None
