@@ -32,6 +32,8 @@ _TRANSPORTS: Final[Mapping[str, Transport]] = {
     "sse": "sse",
 }
 _SERVER_NAME: Final = re.compile(r"[^A-Za-z0-9_-]+")
+#: Programs that start the server named after them.
+_LAUNCHER: Final = re.compile(r"(python[\d.]*|node|uvx|npx|pipx|bunx|deno)(\.exe)?")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,14 +141,15 @@ def _strings(entry: dict[str, Any], key: str, at: str) -> dict[str, str]:
 
 def server_from_command(command: str, name: str | None = None) -> ServerSpec:
     """One stdio server from a command line (`uvx mcp-server-time --local-timezone UTC`); its
-    name is the program's, unless given (`mcp-server-time` for `uvx mcp-server-time`)."""
+    name is the program's, or the launched one's after a launcher (`mcp-server-time` for
+    `uvx mcp-server-time`, `server` for `python server.py`), unless given."""
     words = shlex.split(command)
     if not words:
         raise ConfigError("the MCP server command is empty; e.g. 'uvx mcp-server-time'")
-    program = next((w for w in words[1:] if not w.startswith("-")), words[0])
-    if Path(words[0]).name not in ("uvx", "npx", "pipx", "bunx", "docker"):
-        program = words[0]
-    label = name or _SERVER_NAME.sub("_", Path(program).name).strip("_") or "server"
+    program = words[0]
+    if _LAUNCHER.fullmatch(Path(program).name):
+        program = next((w for w in words[1:] if not w.startswith("-")), program)
+    label = name or _SERVER_NAME.sub("_", Path(program).stem).strip("_") or "server"
     return ServerSpec(name=label, command=words[0], args=tuple(words[1:]))
 
 

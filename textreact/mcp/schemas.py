@@ -13,6 +13,7 @@ untrusted text, defused as tool output is (`observation.defuse`)."""
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -33,6 +34,8 @@ _SHOWN: Final = 60
 #: Seconds a `patternProperties` name match may take (the server's regex is untrusted).
 _PATTERN_SECONDS: Final = 0.05
 _TEXT_KEYS: Final = frozenset({"description", "title"})
+#: The Tool fields whose ConfigError is the caller's, not the schema's.
+_CALLERS: Final = frozenset({"name", "description", "timeout", "result_limit"})
 
 
 def defused_schema(schema: Any) -> Any:
@@ -55,29 +58,61 @@ def build_tool(
 ) -> Tool:
     """The Tool for one MCP tool: its schema as it is where `Tool` takes it, else the first of
     looser ones it takes; the whole schema validated before each call wherever a validator
-    can read it. `options` go to `Tool` (timeout, result_limit, cache)."""
+    can read it: as the Tool's own argument check where the Tool's example passes it, else
+    (a schema no example of textreact's fits) inside the call, where a failure is the tool's
+    error with the validator's words. `options` go to `Tool` (timeout, result_limit, cache)."""
     shown = defused_schema(schema) if isinstance(schema, dict) else {}
     convert = _validator(schema)
     looser = _looser(shown)
-    ladder = [(shown, convert), (looser, convert), (shown, None), (looser, None)]
-    for parameters, check in ladder:
-        try:
-            return Tool(name, description, parameters, fn, convert=check, **options)
-        except ConfigError as error:
-            if error.field == "name":  # not the schema's fault
-                raise
-    return Tool(name, description, {"type": "object"}, fn, **options)
+    checked = fn if convert is None else _checked(fn, convert)
+    ladder = [(shown, fn, convert), (looser, fn, convert), (shown, checked, None)]
+    ladder.append((looser, checked, None))
+    for parameters, call, check in ladder:
+        tool = _tool(name, description, parameters, call, check, options)
+        if tool is not None:
+            return tool
+    return Tool(name, description, {"type": "object"}, checked, **options)
+
+
+def _tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    fn: Callable[..., Any],
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    options: dict[str, Any],
+) -> Tool | None:
+    """The Tool, or None where the schema is what `Tool` refused."""
+    try:
+        return Tool(name, description, parameters, fn, convert=convert, **options)
+    except ConfigError as error:
+        if error.field in _CALLERS:  # the caller's mistake, not the server's schema
+            raise
+        return None
+
+
+def _checked(
+    fn: Callable[..., Any], convert: Callable[[dict[str, Any]], dict[str, Any]]
+) -> Callable[..., Any]:
+    """`fn`, with the arguments validated first."""
+
+    async def call(**arguments: Any) -> Any:
+        convert(arguments)
+        value = fn(**arguments)
+        return await value if inspect.isawaitable(value) else value
+
+    return call
 
 
 def _looser(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An object of the same properties, none required, anything else allowed."""
+    """An object of the same properties, none required, any other property allowed."""
     properties = schema.get("properties")
     kept = {
         key: value
         for key, value in (properties.items() if isinstance(properties, dict) else ())
         if isinstance(value, dict)
     }
-    return {"type": "object", "properties": kept} if kept else {"type": "object"}
+    return {"type": "object", "properties": kept, "additionalProperties": True}
 
 
 def _validator(schema: Any) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
