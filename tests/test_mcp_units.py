@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-import mcp_types as types
 import pytest
+from mcp import types
 
 from textreact import parse
 from textreact.constrain.react import tools_grammar
@@ -97,17 +97,31 @@ WILD = {
         "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 1}},
         "required": ["a"],
     },
-    "dynamic_ref": {"type": "object", "$dynamicAnchor": "n", "properties": {"n": {"$dynamicRef": "#n"}}},
-    "remote_ref": {"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}, "required": ["a"]},
+    "dynamic_ref": {
+        "type": "object",
+        "$dynamicAnchor": "n",
+        "properties": {"n": {"$dynamicRef": "#n"}},
+    },
+    "remote_ref": {
+        "type": "object",
+        "properties": {"a": {"$ref": "https://example.com/s.json"}},
+        "required": ["a"],
+    },
     "unevaluated": {
         "type": "object",
         "properties": {"a": {"type": "string"}},
         "unevaluatedProperties": False,
         "propertyNames": {"maxLength": 3},
     },
-    "contains": {"type": "object", "properties": {"xs": {"type": "array", "contains": {"const": 3}}}},
+    "contains": {
+        "type": "object",
+        "properties": {"xs": {"type": "array", "contains": {"const": 3}}},
+    },
     "boolean_subschemas": {"type": "object", "properties": {"a": True, "b": False}},
-    "hostile_pattern_names": {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}}},
+    "hostile_pattern_names": {
+        "type": "object",
+        "patternProperties": {"^(a+)+$": {"type": "integer"}},
+    },
     "not_a_schema": {"type": 5, "properties": "x"},
     "too_deep": {},
 }

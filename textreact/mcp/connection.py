@@ -198,10 +198,10 @@ class Connection:
             await self._closing.wait()
 
     def _on_message(self, server: str) -> Callable[[Any], Awaitable[None]]:
-        import mcp_types
+        from mcp import types
 
         async def handle(message: Any) -> None:
-            if isinstance(message, mcp_types.ToolListChangedNotification):
+            if isinstance(message, types.ToolListChangedNotification):
                 self._stale.add(server)
 
         return handle
