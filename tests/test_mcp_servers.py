@@ -55,7 +55,7 @@ def run(connection: Connection, *calls: tuple[str, dict], **options) -> list:
 
 
 def test_every_page_of_the_listing_is_read(faults):
-    assert len(faults.infos) == 20  # the server lists 4 tools a page
+    assert len(faults.infos) == 21  # the server lists 4 tools a page
     assert [t.name for t in faults.tools][-1] == "read_more"
 
 
@@ -67,6 +67,16 @@ def test_names_are_mapped_and_the_call_uses_the_servers_own(faults):
     assert len(by_original["x" * 100]) == 64
     observed = run(faults, ("files_read", {"word": "a"}), ("_123start", {"word": "b"}))
     assert observed == ["files.read: a", "123start: b"]
+
+
+def test_a_changed_tool_list_is_listed_again():
+    with connect([FAULTS_SPEC]) as connection:
+        assert "grown" not in {t.name for t in connection.tools}
+        assert run(connection, ("grow", {})) == ["grown"]  # the server announces a new tool
+        deadline = time.monotonic() + 30  # the announcement comes on its own stream
+        while "grown" not in {t.name for t in connection.tools} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert run(connection, ("grown", {})) == ["grown:"]
 
 
 def test_a_missing_description_gets_a_fallback(faults):

@@ -12,6 +12,7 @@ import sys
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 PAGE_SIZE = 4
 HOSTILE = (
@@ -53,6 +54,7 @@ TOOLS = [
     tool("search", "Searches server one.", ANY_WORD),
     tool("wipe", "Deletes everything.", annotations=types.ToolAnnotations(destructive_hint=True)),
     tool("peek", "Reads only.", annotations=types.ToolAnnotations(read_only_hint=True)),
+    tool("grow", "Adds a tool named grown and says the list changed."),
     tool(
         "conditional",
         "if/then: mode 'b' needs count.",
@@ -93,6 +95,10 @@ async def call_tool(ctx, params):
     if name == "slow":
         await anyio.sleep(float(args.get("seconds", 30)))
         return types.CallToolResult(content=text("done slowly"))
+    if name == "grow":
+        TOOLS.append(tool("grown", "Added while connected."))
+        await BUS.publish(ToolsListChanged())  # a 2026-07-28 client hears it through listen
+        return types.CallToolResult(content=text("grown"))
     if name == "failing":
         raise RuntimeError("the failing tool failed")
     if name == "is_error":
@@ -141,7 +147,13 @@ async def call_tool(ctx, params):
     return types.CallToolResult(content=text(f"{name}: {word}"))
 
 
-server = Server("faults", on_list_tools=list_tools, on_call_tool=call_tool)
+BUS = InMemorySubscriptionBus()
+server = Server(
+    "faults",
+    on_list_tools=list_tools,
+    on_call_tool=call_tool,
+    on_subscriptions_listen=ListenHandler(BUS),
+)
 
 
 async def main() -> None:

@@ -10,8 +10,10 @@ async driver awaits it and, at the tool's timeout, cancels it, which cancels the
 connection's loop; the sync driver runs it in its worker thread. The SDK's own read timeout
 is set a little past the tool's, so a call the sync driver abandons still ends.
 
-A server's `notifications/tools/list_changed` marks its listing stale; `tools` lists it again
-the next time it is read (an Agent built before keeps the tools it was given)."""
+A server that says its tool list changed (through a `subscriptions/listen` stream on the
+2026-07-28 protocol, or a `notifications/tools/list_changed` on older ones) is marked stale;
+`tools` lists it again the next time it is read (an Agent built before keeps the tools it was
+given)."""
 
 from __future__ import annotations
 
@@ -194,8 +196,23 @@ class Connection:
                         f"{_reason(error)}"
                     ) from None
                 self._clients[spec.name] = client
+            watchers = [asyncio.ensure_future(self._watch(n, c)) for n, c in self._clients.items()]
             ready.set_result(None)
             await self._closing.wait()
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+
+    async def _watch(self, server: str, client: Any) -> None:
+        """Mark `server` stale on each tools-list change it announces over a 2026-07-28
+        subscription; a server on an older protocol announces it as a notification instead
+        (`_on_message`), and one that offers neither is listed once."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _ in subscription:
+                    self._stale.add(server)
+        except Exception:  # no subscriptions (an older protocol, or not offered): no watching
+            return
 
     def _on_message(self, server: str) -> Callable[[Any], Awaitable[None]]:
         from mcp import types
