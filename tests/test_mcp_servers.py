@@ -56,7 +56,7 @@ def run(connection: Connection, *calls: tuple[str, dict], **options) -> list:
 
 def test_every_page_of_the_listing_is_read(faults):
     assert len(faults.infos) == 21  # the server lists 4 tools a page
-    assert [t.name for t in faults.tools][-1] == "read_more"
+    assert [t.name for t in faults.tools][-2:] == ["read_more", "read_resource"]
 
 
 def test_names_are_mapped_and_the_call_uses_the_servers_own(faults):
@@ -101,6 +101,17 @@ def test_results_of_every_kind_reach_the_model_as_text(faults):
     assert "file:///tmp/report.csv" in resources and "the quarterly report" in resources
     assert "the notes say hello" in resources and "1.5 KB of data" in resources
     assert structured == '{"temperature":21.5,"unit":"C"}'
+
+
+def test_a_linked_resource_can_be_read_with_a_follow_up_call(faults):
+    _, report, missing = run(
+        faults,
+        ("resources", {}),
+        ("read_resource", {"uri": "file:///tmp/report.csv"}),
+        ("read_resource", {"uri": "file:///tmp/nothing"}),
+    )
+    assert report == "[resource: file:///tmp/report.csv, mime type text/csv]\nq1,q2\n3,4"
+    assert missing.startswith("Error:")
 
 
 def test_is_error_failures_and_timeouts_are_error_observations(faults):
@@ -159,7 +170,7 @@ def test_a_tool_that_may_destroy_runs_only_when_confirmed(faults):
 
 def test_the_allowlist_leaves_every_other_tool_out():
     with connect([FAULTS_SPEC], allow=["echo", "faults/pe*"]) as connection:
-        assert [t.name for t in connection.tools] == ["echo", "peek", "read_more"]
+        assert [t.name for t in connection.tools] == ["echo", "peek", "read_more", "read_resource"]
 
 
 # -- drivers and transports -------------------------------------------------------------------

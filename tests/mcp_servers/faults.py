@@ -147,12 +147,26 @@ async def call_tool(ctx, params):
     return types.CallToolResult(content=text(f"{name}: {word}"))
 
 
+async def list_resources(ctx, params):
+    report = types.Resource(uri="file:///tmp/report.csv", name="report", mime_type="text/csv")
+    return types.ListResourcesResult(resources=[report])
+
+
+async def read_resource(ctx, params):
+    if str(params.uri) != "file:///tmp/report.csv":
+        raise ValueError(f"no resource {params.uri}")
+    report = types.TextResourceContents(uri=params.uri, mime_type="text/csv", text="q1,q2\n3,4")
+    return types.ReadResourceResult(contents=[report])
+
+
 BUS = InMemorySubscriptionBus()
 server = Server(
     "faults",
     on_list_tools=list_tools,
     on_call_tool=call_tool,
     on_subscriptions_listen=ListenHandler(BUS),
+    on_list_resources=list_resources,
+    on_read_resource=read_resource,
 )
 
 

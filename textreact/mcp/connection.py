@@ -31,7 +31,7 @@ from textreact.errors import ConfigError, MissingExtraError
 from textreact.mcp.config import ServerSpec
 from textreact.mcp.names import map_names
 from textreact.mcp.pages import NOTE_ROOM, PAGE, READ_MORE, Pages
-from textreact.mcp.results import render
+from textreact.mcp.results import contents, links, render
 from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
 from textreact.tools import Tool
 
@@ -40,6 +40,8 @@ __all__ = ["INSTALL_HINT", "Connection", "McpToolInfo", "connect"]
 INSTALL_HINT: Final = "pip install 'textreact[mcp]'"
 #: Seconds the SDK waits past a tool's own timeout before it ends an abandoned call.
 _GRACE: Final = 1.0
+#: The tool that reads a resource a result linked to (offered where a server has resources).
+READ_RESOURCE: Final = "read_resource"
 #: Pages of a tools/list walk followed at most: a server whose cursor never ends cannot hang
 #: the connection.
 _MAX_PAGES: Final = 100
@@ -112,6 +114,8 @@ class Connection:
         self._clients: dict[str, Any] = {}
         self._listed: dict[str, list[Any]] = {}
         self._stale: set[str] = set()
+        #: Each resource uri a result linked to, and the server whose result it was.
+        self._linked: dict[str, str] = {}
         self._infos: tuple[McpToolInfo, ...] = ()
 
     # -- lifetime ---------------------------------------------------------------------------
@@ -227,11 +231,14 @@ class Connection:
 
     @property
     def tools(self) -> list[Tool]:
-        """Every allowed tool of every server, then `read_more`; listed again first where a
-        server said its list changed."""
+        """Every allowed tool of every server, then `read_more`, then `read_resource` where a
+        server offers resources; listed again first where a server said its list changed."""
         if self._stale:
             self.refresh()
-        return [info.tool for info in self._infos] + [self.pages.tool()]
+        own = [self.pages.tool()]
+        if self._readers():
+            own.append(self._resource_tool())
+        return [info.tool for info in self._infos] + own
 
     @property
     def infos(self) -> tuple[McpToolInfo, ...]:
@@ -256,7 +263,8 @@ class Connection:
     def _build(self) -> None:
         found = [(server, t) for server, tools in self._listed.items() for t in tools]
         found = [(s, t) for s, t in found if self._allowed(s, t.name)]
-        mapped = map_names([(s, t.name) for s, t in found], reserved=(READ_MORE,))
+        reserved = (READ_MORE, READ_RESOURCE)
+        mapped = map_names([(s, t.name) for s, t in found], reserved=reserved)
         self._infos = tuple(
             self._info(name, server, listed)
             for name, (server, listed) in zip(mapped, found, strict=True)
@@ -303,10 +311,57 @@ class Connection:
                 raise ConfigError(f"the MCP connection to {server!r} is closed")
             sent = client.call_tool(original, arguments, read_timeout_seconds=read_timeout)
             result = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sent, loop))
-            return self.pages.first(render(result))
+            text = render(result)
+            self._linked.update((uri, server) for uri in links(result))
+            return self.pages.first(text)
 
         call.__name__ = original
         return call
+
+    def _readers(self) -> list[str]:
+        """The servers that offer resources."""
+        return [
+            name
+            for name, client in self._clients.items()
+            if getattr(client.server_capabilities, "resources", None) is not None
+        ]
+
+    def _resource_tool(self) -> Tool:
+        """`read_resource`: a resource by its uri, from the server whose result linked to it
+        (else from each server that offers resources, in turn), a page at a time."""
+
+        async def read_resource(uri: str) -> str:
+            loop = self._loop
+            linked = self._linked.get(uri)
+            servers = [linked] if linked else self._readers()
+            if loop is None or not servers:
+                raise ConfigError("the MCP connection is closed")
+            failure: Exception | None = None
+            for server in servers:
+                sent = self._clients[server].read_resource(uri)
+                try:
+                    result = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sent, loop))
+                except Exception as error:  # this server has no such resource: try the next
+                    failure = error
+                    continue
+                return self.pages.first("\n".join(contents(c) for c in result.contents))
+            raise failure or ConfigError(f"no MCP server could read {uri}")
+
+        return Tool(
+            READ_RESOURCE,
+            templates.note("mcp_read_resource", self.lang),
+            {
+                "type": "object",
+                "properties": {"uri": {"type": "string", "description": "the resource's uri"}},
+                "required": ["uri"],
+                "additionalProperties": False,
+            },
+            read_resource,
+            timeout=self.timeout,
+            example={"uri": "file:///path/to/file.txt"},
+            cache=False,
+            result_limit=self.pages.page + NOTE_ROOM,
+        )
 
     def _run(self, work: Awaitable[Any]) -> Any:
         """`work` on the connection's loop, waited for from this thread."""

@@ -1,7 +1,8 @@
 """An MCP `CallToolResult` -> the text the model reads: text blocks as they are; an image or
 audio clip as a placeholder it can reason about (kind, MIME type, size), since a text protocol
 cannot show it; a resource link or an embedded resource shown by its uri, name and type, with
-an embedded text resource's text; `structuredContent` as compact JSON when there is no text.
+an embedded text resource's text (a linked one can be read with `read_resource`);
+`structuredContent` as compact JSON when there is no text.
 
 The text is untrusted like any tool result: it goes back to the loop as the tool's value and
 through `observation.observe`, which defuses and bounds it; nothing here trusts it. A result
@@ -14,7 +15,7 @@ from typing import Any
 
 from textreact.errors import ServerToolError
 
-__all__ = ["render", "size"]
+__all__ = ["contents", "links", "render", "size"]
 
 
 def render(result: Any) -> str:
@@ -41,12 +42,26 @@ def _block(block: Any) -> str:
     if kind == "resource_link":
         return "[resource link: " + _about(block) + "]"
     if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        if text is not None:
-            return f"[resource: {_about(resource)}]\n{text}"
-        return f"[resource: {_about(resource)}, {size(getattr(resource, 'blob', ''))} of data]"
+        return contents(block.resource)
     return f"[{kind or 'unknown'} content, not shown in text]"
+
+
+def contents(resource: Any) -> str:
+    """One resource's contents (embedded in a result, or read with `read_resource`): its text
+    under a line that says what it is, or a placeholder for binary data."""
+    text = getattr(resource, "text", None)
+    if text is not None:
+        return f"[resource: {_about(resource)}]\n{text}"
+    return f"[resource: {_about(resource)}, {size(getattr(resource, 'blob', ''))} of data]"
+
+
+def links(result: Any) -> list[str]:
+    """The uris of the resource links in a result, which `read_resource` can read."""
+    return [
+        str(block.uri)
+        for block in getattr(result, "content", None) or ()
+        if getattr(block, "type", None) == "resource_link"
+    ]
 
 
 def _about(resource: Any) -> str:
