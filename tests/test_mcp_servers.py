@@ -325,3 +325,24 @@ def test_run_with_an_mcp_config_answers_through_the_servers_tool(capsys, tmp_pat
     prompt = server.posts[0].body["messages"][0]["content"]
     assert "get_current_time: Get current time in a specific timezone" in prompt
     assert "calculator" not in prompt  # the MCP tools replace the built-in ones
+
+
+def test_compare_runs_a_suite_on_an_mcp_servers_tools(tmp_path):
+    from fakeserver import FakeServer, Reply, chat_completion
+
+    task = {"id": "tokyo", "question": "Time zone of Tokyo?", "pattern": "Asia/Tokyo",
+            "calls": ["get_current_time"]}  # fmt: skip
+    suite = tmp_path / "tasks.jsonl"
+    suite.write_text(json.dumps(task), encoding="utf-8")
+    replies = [
+        Reply(body=chat_completion(call("get_current_time", {"timezone": "Asia/Tokyo"}))),
+        Reply(body=chat_completion(answer("Asia/Tokyo"))),
+    ]
+    report = tmp_path / "report.json"
+    with FakeServer(replies) as server:
+        argv = ["compare", "--base-url", server.base_url, "--model", "m", "--constrain", "off"]
+        argv += ["--protocols", "text", "--json", str(report), "--suite", str(suite)]
+        code = main([*argv, "--mcp-server", f"{sys.executable} -m mcp_server_time"])
+    document = json.loads(report.read_text("utf-8"))
+    assert code == 0 and document["runs"][0]["success"] is True
+    assert document["meta"]["tools"] == ["get_current_time", "convert_time", "read_more"]

@@ -116,6 +116,8 @@ class Connection:
         self._stale: set[str] = set()
         #: Each resource uri a result linked to, and the server whose result it was.
         self._linked: dict[str, str] = {}
+        #: The servers that have resources to read.
+        self._readers: list[str] = []
         self._infos: tuple[McpToolInfo, ...] = ()
 
     # -- lifetime ---------------------------------------------------------------------------
@@ -194,6 +196,8 @@ class Connection:
                 try:  # the handshake and each listing are bounded by the read timeout
                     await stack.enter_async_context(client)
                     self._listed[spec.name] = await _list(client)
+                    if await _has_resources(client):
+                        self._readers.append(spec.name)
                 except Exception as error:
                     raise ConfigError(
                         f"MCP server {spec.name!r} ({spec.describe()}) could not be used: "
@@ -232,11 +236,11 @@ class Connection:
     @property
     def tools(self) -> list[Tool]:
         """Every allowed tool of every server, then `read_more`, then `read_resource` where a
-        server offers resources; listed again first where a server said its list changed."""
+        server has resources; listed again first where a server said its list changed."""
         if self._stale:
             self.refresh()
         own = [self.pages.tool()]
-        if self._readers():
+        if self._readers:
             own.append(self._resource_tool())
         return [info.tool for info in self._infos] + own
 
@@ -318,14 +322,6 @@ class Connection:
         call.__name__ = original
         return call
 
-    def _readers(self) -> list[str]:
-        """The servers that offer resources."""
-        return [
-            name
-            for name, client in self._clients.items()
-            if getattr(client.server_capabilities, "resources", None) is not None
-        ]
-
     def _resource_tool(self) -> Tool:
         """`read_resource`: a resource by its uri, from the server whose result linked to it
         (else from each server that offers resources, in turn), a page at a time."""
@@ -333,7 +329,7 @@ class Connection:
         async def read_resource(uri: str) -> str:
             loop = self._loop
             linked = self._linked.get(uri)
-            servers = [linked] if linked else self._readers()
+            servers = [linked] if linked else self._readers
             if loop is None or not servers:
                 raise ConfigError("the MCP connection is closed")
             failure: Exception | None = None
@@ -388,6 +384,20 @@ async def _list(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+async def _has_resources(client: Any) -> bool:
+    """Whether a server has resources to read: it says it offers them, and lists one or a
+    template of them (servers built on the SDK's MCPServer say so even with none, and a tool
+    more is a choice more for a small model)."""
+    if getattr(client.server_capabilities, "resources", None) is None:
+        return False
+    try:
+        if (await client.list_resources()).resources:
+            return True
+        return bool((await client.list_resource_templates()).resource_templates)
+    except Exception:  # a server that offers resources but fails to list them: none to read
+        return False
 
 
 def _transport(spec: ServerSpec) -> Any:
