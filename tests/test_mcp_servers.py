@@ -1,17 +1,19 @@
-"""textreact.mcp against real MCP servers over stdio and Streamable HTTP on 127.0.0.1: the SDK's
-own low-level server for the fault cases (tests/mcp_servers/faults.py), and two reference
-servers nobody here wrote (PyPI's mcp-server-time and mcp-server-git), driven through the loop
-by a scripted model, sync and async."""
+"""textreact.mcp against real MCP servers over stdio, Streamable HTTP and SSE on 127.0.0.1: the
+SDK's own low-level server for the fault cases (tests/mcp_servers/faults.py) and its MCPServer
+(shout_sse.py), and two reference servers nobody here wrote (PyPI's mcp-server-time and
+mcp-server-git), driven through the loop by a scripted model, sync and async."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -191,12 +193,13 @@ def test_the_async_driver_runs_mcp_tools_and_cancels_them_at_their_timeout():
     assert result.steps[1].observation == "echo: async" and result.answer == "ok"
 
 
-@pytest.fixture
-def http_faults():
+@contextlib.contextmanager
+def serving(*command: str) -> Iterator[int]:
+    """`python *command PORT` on a free port of 127.0.0.1, once it accepts connections."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, FAULTS, "http", str(port)])
+    process = subprocess.Popen([sys.executable, *command, str(port)])
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -204,10 +207,23 @@ def http_faults():
                 if attempt.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield port
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def http_faults():
+    with serving(FAULTS, "http") as port:
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def test_a_server_over_the_older_sse_transport():
+    with serving(str(Path(FAULTS).with_name("shout_sse.py"))) as port:
+        server = ServerSpec(name="shout", transport="sse", url=f"http://127.0.0.1:{port}/sse")
+        with connect([server]) as connection:
+            assert run(connection, ("shout", {"word": "hello"})) == ["HELLO"]
 
 
 def test_two_servers_one_over_http_that_offer_the_same_name_are_told_apart(http_faults):
