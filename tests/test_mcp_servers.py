@@ -362,3 +362,27 @@ def test_compare_runs_a_suite_on_an_mcp_servers_tools(tmp_path):
     document = json.loads(report.read_text("utf-8"))
     assert code == 0 and document["runs"][0]["success"] is True
     assert document["meta"]["tools"] == ["get_current_time", "convert_time", "read_more"]
+
+
+@pytest.mark.parametrize("policy", ["ask", "refuse"])
+def test_run_never_lets_a_tool_that_may_destroy_run_unasked(capsys, policy):
+    from fakeserver import FakeServer, Reply, chat_completion
+
+    replies = [
+        Reply(body=chat_completion(call("wipe", {}))),
+        Reply(body=chat_completion(answer("nothing was wiped"))),
+    ]
+    with FakeServer(replies) as server:
+        argv = ["run", "Wipe it.", "--mcp-server", f"{sys.executable} {FAULTS}", "--json"]
+        argv += ["--mcp-destructive", policy, "--base-url", server.base_url, "--model", "m"]
+        code = main(argv)
+    step = json.loads(capsys.readouterr().out)["steps"][0]
+    prompt = server.posts[0].body["messages"][0]["content"]
+    assert code == 0 and step["is_error"]
+    if policy == "ask":  # nobody at the terminal under pytest: refused, and the model told why
+        assert "was not run" in step["observation"]
+        assert "nobody is at the terminal" in step["observation"]
+        assert "\nwipe: Deletes everything." in prompt
+    else:  # left out: the model never saw it
+        assert "\nwipe:" not in prompt and "peek: Reads only." in prompt
+        assert step["observation"].startswith('Error: Unknown tool "wipe"')

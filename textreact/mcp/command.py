@@ -80,8 +80,8 @@ def open_mcp(
         tools = connection.tools
         policy = args.mcp_destructive
         if policy == "refuse":
-            kept = {i.name for i in connection.infos if i.may_destroy}
-            tools = [t for t in tools if t.name not in kept]
+            may_destroy = {i.name for i in connection.infos if i.may_destroy}
+            tools = [t for t in tools if t.name not in may_destroy]
         before_call = None
         if policy == "ask":
             ask = _TerminalConfirm(stdin or sys.stdin, stderr or sys.stderr)
