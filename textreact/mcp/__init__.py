@@ -14,6 +14,7 @@ above this package needs to know a tool came from MCP. Importing it does not imp
 
 from __future__ import annotations
 
+from textreact.mcp.catalog import McpToolInfo
 from textreact.mcp.config import (
     ServerSpec,
     load_config,
@@ -21,8 +22,9 @@ from textreact.mcp.config import (
     server_from_command,
     server_from_url,
 )
-from textreact.mcp.connection import INSTALL_HINT, Connection, McpToolInfo, connect
+from textreact.mcp.connection import Connection, connect
 from textreact.mcp.safety import confirm_calls
+from textreact.mcp.sdk import INSTALL_HINT
 
 __all__ = [
     "INSTALL_HINT",

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from textreact.errors import ConfigError
+from textreact.mcp.catalog import McpToolInfo
 from textreact.mcp.config import ServerSpec, load_config, server_from_command, server_from_url
-from textreact.mcp.connection import Connection, McpToolInfo
+from textreact.mcp.connection import Connection
 from textreact.mcp.safety import confirm_calls
 
 __all__ = ["add_mcp_arguments", "cmd_mcp_list", "mcp_servers", "open_mcp"]

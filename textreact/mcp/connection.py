@@ -23,55 +23,30 @@ import contextlib
 import fnmatch
 import threading
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
-from textreact import observation, templates
-from textreact.errors import ConfigError, MissingExtraError
+from textreact import templates
+from textreact.errors import ConfigError
+from textreact.mcp.catalog import McpToolInfo, tool_info
 from textreact.mcp.config import ServerSpec
 from textreact.mcp.names import map_names
 from textreact.mcp.pages import NOTE_ROOM, PAGE, READ_MORE, Pages
 from textreact.mcp.results import contents, links, render
-from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
+from textreact.mcp.sdk import (
+    has_resources,
+    list_tools,
+    reason,
+    require_sdk,
+    transport,
+)
 from textreact.tools import Tool
 
-__all__ = ["INSTALL_HINT", "Connection", "McpToolInfo", "connect"]
+__all__ = ["Connection", "connect"]
 
-INSTALL_HINT: Final = "pip install 'textreact[mcp]'"
 #: Seconds the SDK waits past a tool's own timeout before it ends an abandoned call.
 _GRACE: Final = 1.0
 #: The tool that reads a resource a result linked to (offered where a server has resources).
 READ_RESOURCE: Final = "read_resource"
-#: Pages of a tools/list walk followed at most: a server whose cursor never ends cannot hang
-#: the connection.
-_MAX_PAGES: Final = 100
-
-
-@dataclass(frozen=True)
-class McpToolInfo:
-    """One server's tool as the model sees it, and where it came from."""
-
-    #: The name the model writes (mapped: see `textreact.mcp.names`).
-    name: str
-    #: The server's own name for it, used for the call.
-    original: str
-    #: The server's name in the config.
-    server: str
-    #: The description as the model reads it: defused, or the fallback for none.
-    description: str
-    #: The server's title for it (defused), or None.
-    title: str | None
-    #: The annotations as the server gave them (hints from an untrusted server).
-    read_only: bool | None
-    destructive: bool | None
-    #: The Tool the agent runs.
-    tool: Tool = field(repr=False)
-
-    @property
-    def may_destroy(self) -> bool:
-        """What the MCP spec says a client must assume: a tool may destroy unless it is
-        marked read-only or marked not destructive."""
-        return not self.read_only and self.destructive is not False
 
 
 class Connection:
@@ -125,7 +100,7 @@ class Connection:
     def open(self) -> Connection:
         """Start every server (or connect to it) and list its tools; a server that cannot be
         reached is a ConfigError naming it, and closes the others."""
-        _require_sdk()
+        require_sdk()
         if self.is_open:
             raise ConfigError("this MCP connection is open already")
         loop = asyncio.new_event_loop()
@@ -189,19 +164,19 @@ class Connection:
         async with contextlib.AsyncExitStack() as stack:
             for spec in self.servers:
                 client = Client(
-                    _transport(spec),
+                    transport(spec),
                     message_handler=self._on_message(spec.name),
                     read_timeout_seconds=self.connect_timeout,
                 )
                 try:  # the handshake and each listing are bounded by the read timeout
                     await stack.enter_async_context(client)
-                    self._listed[spec.name] = await _list(client)
-                    if await _has_resources(client):
+                    self._listed[spec.name] = await list_tools(client)
+                    if await has_resources(client):
                         self._readers.append(spec.name)
                 except Exception as error:
                     raise ConfigError(
                         f"MCP server {spec.name!r} ({spec.describe()}) could not be used: "
-                        f"{_reason(error)}"
+                        f"{reason(error)}"
                     ) from None
                 self._clients[spec.name] = client
             watchers = [asyncio.ensure_future(self._watch(n, c)) for n, c in self._clients.items()]
@@ -261,7 +236,7 @@ class Connection:
         for server in stale:
             client = self._clients.get(server)
             if client is not None:
-                self._listed[server] = self._run(_list(client))
+                self._listed[server] = self._run(list_tools(client))
         self._build()
 
     def _build(self) -> None:
@@ -270,7 +245,15 @@ class Connection:
         reserved = (READ_MORE, READ_RESOURCE)
         mapped = map_names([(s, t.name) for s, t in found], reserved=reserved)
         self._infos = tuple(
-            self._info(name, server, listed)
+            tool_info(
+                listed,
+                name,
+                server,
+                self._caller(server, listed.name),
+                lang=self.lang,
+                timeout=self.timeout,
+                result_limit=self.pages.page + NOTE_ROOM,
+            )
             for name, (server, listed) in zip(mapped, found, strict=True)
         )
 
@@ -280,26 +263,6 @@ class Connection:
             for pattern in self.allow
             for name in (original, f"{server}/{original}")
         )
-
-    def _info(self, name: str, server: str, listed: Any) -> McpToolInfo:
-        annotations = listed.annotations
-        title = listed.title or (annotations.title if annotations else None)
-        shown_title = observation.defuse(title, DESCRIPTION_LIMIT) if title else None
-        if listed.description and listed.description.strip():
-            description = observation.defuse(listed.description, DESCRIPTION_LIMIT)
-        else:
-            description = templates.note(
-                "mcp_no_description", self.lang, title=shown_title or name, server=server
-            )
-        tool = build_tool(
-            name, description, listed.input_schema, self._caller(server, listed.name),
-            timeout=self.timeout, result_limit=self.pages.page + NOTE_ROOM,
-        )  # fmt: skip
-        return McpToolInfo(
-            name, listed.name, server, description, shown_title,
-            annotations.read_only_hint if annotations else None,
-            annotations.destructive_hint if annotations else None, tool,
-        )  # fmt: skip
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -371,69 +334,3 @@ def connect(servers: Iterable[ServerSpec], **options: Any) -> Connection:
     as a context manager: `with connect(load_config("mcp.json")) as mcp: Agent(model,
     mcp.tools)`."""
     return Connection(list(servers), **options).open()
-
-
-async def _list(client: Any) -> list[Any]:
-    """Every tool a server lists, page after page (at most _MAX_PAGES)."""
-    tools: list[Any] = []
-    cursor = None
-    for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-async def _has_resources(client: Any) -> bool:
-    """Whether a server has resources to read: it says it offers them, and lists one or a
-    template of them (servers built on the SDK's MCPServer say so even with none, and a tool
-    more is a choice more for a small model)."""
-    if getattr(client.server_capabilities, "resources", None) is None:
-        return False
-    try:
-        if (await client.list_resources()).resources:
-            return True
-        return bool((await client.list_resource_templates()).resource_templates)
-    except Exception:  # a server that offers resources but fails to list them: none to read
-        return False
-
-
-def _transport(spec: ServerSpec) -> Any:
-    """What the SDK's `Client` connects through for `spec`."""
-    from mcp import StdioServerParameters
-
-    if spec.transport == "stdio":
-        return StdioServerParameters(
-            command=spec.command or "", args=list(spec.args), env=dict(spec.env) or None,
-            cwd=spec.cwd,
-        )  # fmt: skip
-    import httpx2
-
-    client = httpx2.AsyncClient(headers=dict(spec.headers)) if spec.headers else None
-    if spec.transport == "http":
-        from mcp.client.streamable_http import streamable_http_client
-
-        return streamable_http_client(spec.url or "", http_client=client)
-    from mcp.client.sse import sse_client
-
-    return sse_client(spec.url or "", headers=dict(spec.headers) or None)
-
-
-def _reason(error: BaseException) -> str:
-    """The first real cause inside exception groups, as `Type: message`."""
-    while isinstance(getattr(error, "exceptions", None), tuple) and error.exceptions:  # type: ignore[attr-defined]
-        error = error.exceptions[0]  # type: ignore[attr-defined]
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def _require_sdk() -> None:
-    """The SDK, or a MissingExtraError that says how to install it."""
-    try:
-        import mcp  # noqa: F401
-    except ImportError as error:
-        raise MissingExtraError(
-            f"textreact.mcp needs the MCP Python SDK ({error}): {INSTALL_HINT}"
-        ) from None

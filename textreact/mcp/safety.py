@@ -13,7 +13,8 @@ from typing import Any
 
 from textreact import templates
 from textreact.effects import BeforeCall
-from textreact.mcp.connection import Connection, McpToolInfo
+from textreact.mcp.catalog import McpToolInfo
+from textreact.mcp.connection import Connection
 
 __all__ = ["Confirm", "confirm_calls"]
 
