@@ -321,6 +321,17 @@ def test_mcp_list_shows_what_the_model_will_see(capsys):
     assert rows[0]["parameters"]["required"] == ["timezone"]
 
 
+def test_mcp_list_reads_a_config_and_prints_the_prompts_entries(capsys, tmp_path):
+    config = tmp_path / "mcp.json"
+    servers = {"time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    assert main(["mcp", "list", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("get_current_time  [time; read-only]\n")
+    assert "\nget_current_time: Get current time in a specific timezone\n" in out
+    assert out.endswith("2 tools from 1 servers, and read_more (long results)\n")
+
+
 def test_run_with_an_mcp_config_answers_through_the_servers_tool(capsys, tmp_path):
     from fakeserver import FakeServer, Reply, chat_completion
 

@@ -202,8 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser("mcp", help="MCP servers: list the tools the model will see")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True, metavar="COMMAND")
     listing = mcp_commands.add_parser("list", help="each tool as the model will see it")
-    listing.add_argument("mcp", nargs="?", metavar="CONFIG", help="an mcpServers JSON file")
-    add_mcp_arguments(listing)
+    add_mcp_arguments(listing, listing=True)
     listing.add_argument("--json", action="store_true", help="one JSON list")
     listing.set_defaults(handler=cmd_mcp_list)
     from textreact.serve.cli import add_parser as add_serve_parser

@@ -22,12 +22,16 @@ __all__ = ["add_mcp_arguments", "cmd_mcp_list", "mcp_servers", "open_mcp"]
 DESTRUCTIVE = ("ask", "allow", "refuse")
 
 
-def add_mcp_arguments(group: Any, *, interactive: bool = True) -> None:
-    """The MCP flags; `interactive`: the command can ask the user (run can, compare cannot)."""
-    group.add_argument(
-        "--mcp", metavar="CONFIG", help="MCP servers' tools: an mcpServers JSON file, as Claude "
-        "Desktop, Cursor and LM Studio write it (extra: pip install 'textreact[mcp]')",
-    )  # fmt: skip
+def add_mcp_arguments(group: Any, *, interactive: bool = True, listing: bool = False) -> None:
+    """The MCP flags; `interactive`: the command can ask the user (run can, compare cannot);
+    `listing`: `mcp list`, which takes CONFIG as its argument and runs no tool."""
+    if listing:
+        group.add_argument("mcp", nargs="?", metavar="CONFIG", help="an mcpServers JSON file")
+    else:
+        group.add_argument(
+            "--mcp", metavar="CONFIG", help="MCP servers' tools: an mcpServers JSON file, as "
+            "Claude Desktop, Cursor and LM Studio write it (extra: pip install 'textreact[mcp]')",
+        )  # fmt: skip
     group.add_argument(
         "--mcp-server", metavar="COMMAND|URL", action="append", default=[],
         help="one MCP server without a config: a command line run over stdio "
@@ -38,6 +42,12 @@ def add_mcp_arguments(group: Any, *, interactive: bool = True) -> None:
         help="offer only the MCP tools matching this pattern (the server's tool name or "
         "SERVER/NAME, * and ? allowed); repeatable",
     )  # fmt: skip
+    group.add_argument(
+        "--mcp-timeout", type=float, default=30.0, metavar="SECONDS",
+        help="seconds one MCP tool call may take (default 30)",
+    )  # fmt: skip
+    if listing:
+        return
     choices = DESTRUCTIVE if interactive else ("allow", "refuse")
     group.add_argument(
         "--mcp-destructive", choices=choices, default=choices[0],
@@ -45,10 +55,6 @@ def add_mcp_arguments(group: Any, *, interactive: bool = True) -> None:
         "read-only): " + ("ask on the terminal before each call (default), " if interactive
         else "") + "allow them, or refuse (leave them out)"
         + ("" if interactive else " (default allow: a comparison cannot ask)"),
-    )  # fmt: skip
-    group.add_argument(
-        "--mcp-timeout", type=float, default=30.0, metavar="SECONDS",
-        help="seconds one MCP tool call may take (default 30)",
     )  # fmt: skip
 
 
