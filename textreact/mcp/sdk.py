@@ -6,8 +6,9 @@ textreact.mcp works without the extra."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from textreact.errors import MissingExtraError
 from textreact.mcp.config import ServerSpec
@@ -54,17 +55,33 @@ async def has_resources(client: Any) -> bool:
 def transport(spec: ServerSpec) -> Any:
     """What the SDK's `Client` connects through for `spec`."""
     from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     if spec.transport == "stdio":
-        return StdioServerParameters(
+        parameters = StdioServerParameters(
             command=spec.command or "", args=list(spec.args), env=dict(spec.env) or None,
             cwd=spec.cwd,
         )  # fmt: skip
+        return stdio_client(parameters, errlog=_server_log())
     if spec.transport == "http":
         return _streamable_http(spec.url or "", dict(spec.headers))
     from mcp.client.sse import sse_client
 
     return sse_client(spec.url or "", headers=dict(spec.headers) or None)
+
+
+def _server_log() -> TextIO:
+    """Where a stdio server's stderr goes: this process's (a server's log is the user's to
+    see). Given each time: the SDK's own default is whatever `sys.stderr` was when it was first
+    imported, and a child process needs a stream with a file behind it, which a replaced
+    `sys.stderr` (a test's capture, the CLI's wrapper over one) may not have."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return stream
+    return sys.__stderr__
 
 
 @contextlib.asynccontextmanager
