@@ -236,6 +236,11 @@ def test_two_servers_one_over_http_that_offer_the_same_name_are_told_apart(http_
     assert observed == ["search: over http"]
 
 
+def test_a_name_the_callers_own_tools_take_is_prefixed():
+    with connect([FAULTS_SPEC], allow=["echo", "search"], reserved=["Search"]) as connection:
+        assert [t.name for t in connection.tools][:2] == ["echo", "faults_search"]
+
+
 def test_a_server_that_cannot_start_is_named_in_the_error():
     broken = ServerSpec(name="broken", command=sys.executable, args=("-c", "raise SystemExit(3)"))
     with pytest.raises(ConfigError, match="MCP server 'broken'"):

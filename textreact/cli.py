@@ -381,7 +381,8 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
-    with open_mcp(args) as mcp, open_model(args, env) as model:
+    own = [t.name for t in tools or ()]
+    with open_mcp(args, own) as mcp, open_model(args, env) as model:
         before_call = None
         if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
             tools, before_call = (*(tools or ()), *mcp[0]), mcp[1]
@@ -524,7 +525,7 @@ def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.mcp.command import open_mcp
 
     plan = prepare_compare(args)  # usage errors before the model starts or any request
-    with open_mcp(args) as mcp:
+    with open_mcp(args, [t.name for t in plan.tools or ()]) as mcp:
         if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
             plan = dataclasses.replace(plan, tools=(*(plan.tools or ()), *mcp[0]))
         if not plan.specs:

@@ -8,7 +8,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from textreact.errors import ConfigError
@@ -75,15 +75,19 @@ def mcp_servers(args: argparse.Namespace) -> list[ServerSpec]:
 
 @contextlib.contextmanager
 def open_mcp(
-    args: argparse.Namespace, stdin: IO[str] | None = None, stderr: IO[str] | None = None
+    args: argparse.Namespace,
+    reserved: Iterable[str] = (),
+    stdin: IO[str] | None = None,
+    stderr: IO[str] | None = None,
 ) -> Iterator[tuple[list[Any], Any] | None]:
     """(the MCP tools, the `before_call` the flags ask for) while the servers are open; None
-    when no MCP flag is given."""
+    when no MCP flag is given. `reserved`: the names of the user's own tools (`--tools`)."""
     servers = mcp_servers(args)
     if not servers:
         yield None
         return
-    with Connection(servers, timeout=args.mcp_timeout, allow=args.mcp_allow) as connection:
+    options = {"timeout": args.mcp_timeout, "allow": args.mcp_allow, "reserved": list(reserved)}
+    with Connection(servers, **options) as connection:
         tools = connection.tools
         policy = args.mcp_destructive
         if policy == "refuse":

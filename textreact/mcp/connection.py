@@ -59,6 +59,8 @@ class Connection:
       server's own name for the tool and on `server/name` (`git_log`, `time/*`).
     - `lang`: the language of the notes the connection writes (read on, no description).
     - `page`: characters of a result shown at once; the rest through `read_more`.
+    - `reserved`: names taken already (the caller's own tools beside these): a server's tool
+      of one of these names is prefixed with its server's.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Connection:
         allow: Collection[str] | None = None,
         lang: str = "en",
         page: int = PAGE,
+        reserved: Collection[str] = (),
     ) -> None:
         if not servers:
             raise ConfigError("an MCP connection needs at least one server")
@@ -81,6 +84,7 @@ class Connection:
         self.connect_timeout = connect_timeout
         self.allow = tuple(allow) if allow is not None else None
         self.lang = lang
+        self.reserved = (READ_MORE, READ_RESOURCE, *reserved)
         self.pages = Pages(page=page, lang=lang)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -242,8 +246,7 @@ class Connection:
     def _build(self) -> None:
         found = [(server, t) for server, tools in self._listed.items() for t in tools]
         found = [(s, t) for s, t in found if self._allowed(s, t.name)]
-        reserved = (READ_MORE, READ_RESOURCE)
-        mapped = map_names([(s, t.name) for s, t in found], reserved=reserved)
+        mapped = map_names([(s, t.name) for s, t in found], reserved=self.reserved)
         self._infos = tuple(
             tool_info(
                 listed,
