@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -804,3 +805,27 @@ def test_a_config_error_keeps_its_fields_through_pickle() -> None:
         assert back.field == error.field and getattr(back, "problems", None) == getattr(
             error, "problems", None
         )
+
+
+def test_a_tools_own_result_limit_replaces_the_agents():
+    from textreact import Agent, ScriptedModel
+
+    text = "\n".join(f"entry {i}" for i in range(200))  # about 1,700 characters
+    paged = Tool.from_schema("paged", "Use to list.", {"type": "object", "properties": {}})
+    paged = dataclasses.replace(paged, fn=lambda: text, result_limit=4000)
+    plain = dataclasses.replace(paged, name="plain", result_limit=None)
+    script = [
+        "Thought: list\nAction: paged\nAction Input: {}",
+        "Thought: list\nAction: plain\nAction Input: {}",
+        "Thought: done\nFinal Answer: ok",
+    ]
+    result = Agent(ScriptedModel(script), [paged, plain]).run("q")
+    whole, cut = (step.observation for step in result.steps[:2])
+    assert whole == text
+    assert "characters left out" in cut and len(cut) < 600
+
+
+@pytest.mark.parametrize("limit", [0, 19, 2.5, "100"])
+def test_a_result_limit_must_be_an_integer_of_at_least_20(limit):
+    with pytest.raises(ConfigError, match="result_limit"):
+        Tool("t", "d", result_limit=limit)

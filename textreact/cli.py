@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -149,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto (default), required (a tool call before the first answer), none, or a tool name",
     )
     add_tool_options(run)
+    from textreact.mcp.command import add_mcp_arguments
+
+    add_mcp_arguments(run.add_argument_group("MCP servers (extra: mcp)"))
     run.add_argument("-v", "--verbose", action="store_true", help="print every message sent")
     run.set_defaults(handler=cmd_run)
 
@@ -192,7 +196,15 @@ def build_parser() -> argparse.ArgumentParser:
     from textreact.compare import add_compare_arguments
 
     add_compare_arguments(compare)
+    add_mcp_arguments(compare.add_argument_group("MCP servers (extra: mcp)"), interactive=False)
     compare.set_defaults(handler=cmd_compare, gguf=None)  # GGUF files come as model specs
+
+    mcp = commands.add_parser("mcp", help="MCP servers: list the tools the model will see")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True, metavar="COMMAND")
+    listing = mcp_commands.add_parser("list", help="each tool as the model will see it")
+    add_mcp_arguments(listing, listing=True)
+    listing.add_argument("--json", action="store_true", help="one JSON list")
+    listing.set_defaults(handler=cmd_mcp_list)
     from textreact.serve.cli import add_parser as add_serve_parser
 
     add_serve_parser(commands)
@@ -359,6 +371,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
     from textreact.compare.cli import check_writable
     from textreact.loading import load_tools
+    from textreact.mcp.command import open_mcp
     from textreact.policies import by_name
 
     question = read_question(args.question)
@@ -368,10 +381,15 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
-    with open_model(args, env) as model:
+    own = [t.name for t in tools or ()]
+    with open_mcp(args, own) as mcp, open_model(args, env) as model:
+        before_call = None
+        if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
+            tools, before_call = (*(tools or ()), *mcp[0]), mcp[1]
         agent = Agent(
             model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
             on_event=live, tool_choice=args.tool_choice, policies=policies,
+            before_call=before_call,
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
         note = getattr(model, "constrain_note", None)
@@ -504,13 +522,23 @@ def cmd_fuzz(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.compare import compare_command, compare_models, prepare_compare
+    from textreact.mcp.command import open_mcp
 
     plan = prepare_compare(args)  # usage errors before the model starts or any request
-    if not plan.specs:
-        with open_model(args, env) as model:
-            return compare_command(args, model, plan=plan)
-    openers = [(spec.name, _spec_opener(args, spec, env)) for spec in plan.specs]
-    return compare_models(args, openers, plan=plan)
+    with open_mcp(args, [t.name for t in plan.tools or ()]) as mcp:
+        if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
+            plan = dataclasses.replace(plan, tools=(*(plan.tools or ()), *mcp[0]))
+        if not plan.specs:
+            with open_model(args, env) as model:
+                return compare_command(args, model, plan=plan)
+        openers = [(spec.name, _spec_opener(args, spec, env)) for spec in plan.specs]
+        return compare_models(args, openers, plan=plan)
+
+
+def cmd_mcp_list(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from textreact.mcp.command import cmd_mcp_list as listing
+
+    return listing(args, sys.stdout)
 
 
 def _spec_opener(args: argparse.Namespace, spec: Any, env: Mapping[str, str]) -> Any:

@@ -81,6 +81,11 @@ class ToolArgumentError(ToolError, ValueError):
         self.details = details
 
 
+class ServerToolError(ToolError, RuntimeError):
+    """An MCP server answered a call with `isError`: the message is what the server said (as
+    untrusted as any tool result), so the model reads it as the tool's failure."""
+
+
 class CalculatorError(ToolError, ValueError):
     """The calculator refused an expression; the message names what was not allowed."""
 

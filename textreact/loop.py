@@ -199,7 +199,7 @@ class _Run:
                 prepared.tool.name, prepared.arguments, error=error, error_kind=kind
             )
             return self.observed(replace(turn, note="vetoed"), result)
-        limit = s.observation_limit
+        limit = prepared.tool.result_limit or s.observation_limit
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
         turn = self.done[prepared.key] = self.observed(turn, result)
@@ -209,8 +209,10 @@ class _Run:
         return [t.name for t in self.tools if t.name != tool]
 
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
+        tool = self.s.toolbox.resolve(result.tool)
+        limit = (tool.result_limit if tool is not None else None) or self.s.observation_limit
         text = observation.observe(
-            result, limit=self.s.observation_limit, lang=self.lang, others=self.others(result.tool)
+            result, limit=limit, lang=self.lang, others=self.others(result.tool)
         )
         return replace(turn, result=result, observation=text)
 

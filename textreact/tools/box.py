@@ -33,8 +33,9 @@ _NEED_LENGTH: Final = 100
 _LEAST_FORMAT_SECONDS: Final = 0.05
 
 
-def _key(name: str) -> str:
-    """`Uber.ride`, `uber_ride`, "`uber-ride`", `"uber ride"` and `uber_ride()` are one name."""
+def lookup_key(name: str) -> str:
+    """The key a tool is looked up by: `Uber.ride`, `uber_ride`, "`uber-ride`", `"uber ride"`
+    and `uber_ride()` are one name (so two tools whose keys are equal cannot be told apart)."""
     name = name.strip().strip("\"'`").strip()
     return _SEPARATORS.sub("_", name.removesuffix("()")).casefold()
 
@@ -66,7 +67,7 @@ class ToolBox:
                 raise ConfigError(
                     f"tools must be Tool objects (use @tool or Tool.from_schema), got {tool!r}"
                 )
-            other = self._tools.setdefault(_key(tool.name), tool)
+            other = self._tools.setdefault(lookup_key(tool.name), tool)
             if other is not tool:
                 raise ConfigError(
                     f"tool names {other.name!r} and {tool.name!r} differ only in case or "
@@ -84,11 +85,11 @@ class ToolBox:
     def resolve(self, name: str) -> Tool | None:
         """The tool `name` means, ignoring case, surrounding quotes or backticks, a trailing
         `()` and `_`/`.`/`-`/space differences; None when no tool matches."""
-        return self._tools.get(_key(name))
+        return self._tools.get(lookup_key(name))
 
     def suggest(self, name: str) -> str | None:
         """The closest tool name to an unknown `name`, or None when nothing is close."""
-        key = _key(name)
+        key = lookup_key(name)
         if len(key) > _LONGEST_NAME:
             return None
         containing = [k for k in self._tools if len(key) >= 3 and (key in k or k in key)]

@@ -70,6 +70,10 @@ class Tool:
     #: False for a tool whose result may change between calls (a job's status, the time):
     #: then each call runs.
     cache: bool = True
+    #: The most characters of this tool's result the model is shown; None: the agent's
+    #: `observation_limit`. For a tool that pages its own long results (an MCP server's), so
+    #: that one page arrives whole and the page's own note says how to read on.
+    result_limit: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -97,6 +101,13 @@ class Tool:
             raise ConfigError(
                 f"tool {self.name!r} needs a description that says when to use it",
                 field="description",
+            )
+        if self.result_limit is not None and not (
+            isinstance(self.result_limit, int) and self.result_limit >= 20
+        ):
+            raise ConfigError(
+                f"tool {self.name!r}: result_limit must be an integer >= 20 or None",
+                field="result_limit",
             )
         if self.timeout is not None and not self.timeout > 0:
             raise ConfigError(

@@ -1,0 +1,70 @@
+"""One listed MCP tool -> `McpToolInfo`: the Tool the agent runs (its name mapped, its
+description and title defused as tool output is, or a fallback for none; its schema through
+`schemas.build_tool`) beside where it came from and the hints its server gave."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textreact import observation, templates
+from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
+from textreact.tools import Tool
+
+__all__ = ["McpToolInfo", "tool_info"]
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    """One server's tool as the model sees it, and where it came from."""
+
+    #: The name the model writes (mapped: see `textreact.mcp.names`).
+    name: str
+    #: The server's own name for it, used for the call.
+    original: str
+    #: The server's name in the config.
+    server: str
+    #: The description as the model reads it: defused, or the fallback for none.
+    description: str
+    #: The server's title for it (defused), or None.
+    title: str | None
+    #: The annotations as the server gave them (hints from an untrusted server).
+    read_only: bool | None
+    destructive: bool | None
+    #: The Tool the agent runs.
+    tool: Tool = field(repr=False)
+
+    @property
+    def may_destroy(self) -> bool:
+        """What the MCP spec says a client must assume: a tool may destroy unless it is
+        marked read-only or marked not destructive."""
+        return not self.read_only and self.destructive is not False
+
+
+def tool_info(
+    listed: Any,
+    name: str,
+    server: str,
+    fn: Callable[..., Any],
+    *,
+    lang: str = "en",
+    **options: Any,
+) -> McpToolInfo:
+    """The tool `listed` (an SDK `Tool`) of `server`, offered as `name` and run by `fn`;
+    `options` go to `Tool` (timeout, result_limit)."""
+    annotations = listed.annotations
+    title = listed.title or (annotations.title if annotations else None)
+    shown_title = observation.defuse(title, DESCRIPTION_LIMIT) if title else None
+    if listed.description and listed.description.strip():
+        description = observation.defuse(listed.description, DESCRIPTION_LIMIT)
+    else:
+        description = templates.note(
+            "mcp_no_description", lang, title=shown_title or name, server=server
+        )
+    tool = build_tool(name, description, listed.input_schema, fn, **options)
+    return McpToolInfo(
+        name, listed.name, server, description, shown_title,
+        annotations.read_only_hint if annotations else None,
+        annotations.destructive_hint if annotations else None, tool,
+    )  # fmt: skip
