@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.grammar import LANGUAGES, render_step
-from textreact.parser import _canonical, _Reader, parse
+from textreact.parser import _fast, _Reader, parse
 from textreact.steps import Action
 from textreact.testing import completions, matches, outcome, steps
 
@@ -85,7 +85,7 @@ def _everything(step: object) -> tuple:
 @given(steps(), st.sampled_from(["", "\n", " \n", "\nObserv"]))
 def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> None:
     text = render_step(step) + tail
-    fast = _canonical(text)
+    fast = _fast(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())
 
@@ -98,7 +98,7 @@ def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> No
     ],
 )
 def test_markup_that_opens_a_value_belongs_to_the_value(text: str) -> None:
-    fast = _canonical(text)
+    fast = _fast(text)
     assert fast is not None and fast.thought.startswith(("**bold**", "__under__"))
     assert _everything(fast) == _everything(_Reader(text).step())
 
@@ -121,6 +121,6 @@ def test_fast_path_agrees_on_near_canonical_texts(text: str, tail: str) -> None:
     """Texts built from the canonical labels with awkward values: wherever the fast path
     answers, it gives the general reader's step exactly."""
     text += tail
-    fast = _canonical(text)
+    fast = _fast(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())

@@ -103,6 +103,48 @@ def _patterns() -> _Patterns:
     )
 
 
+def labelled(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` holds a canonical label, which is what a keyword written
+    mid-line (`… Action: x`) needs: the cheap test, one literal search, for the scanner's
+    inline split and for the fast path."""
+    return _patterns().labels.search(text, start, end) is not None
+
+
+@cache
+def layout() -> re.Pattern[str]:
+    """The shapes nearly every reply takes, matched on `"\n" + fold(text)` as the scanner
+    reads it, for the parser's fast path: lines of prose with no keyword in them, an optional
+    one-line Thought, then an Action line naming a plain tool and an Action Input (one line,
+    or JSON going on over lines that open with a quote or a bracket), or a Final Answer over
+    lines with no keyword in them; then, optionally, blank lines and a continuation that
+    opens with a keyword line (`tail`). Its keyword lines are the scanner's own (`_line_start`,
+    the grammar's spellings and TAIL_PATTERN), and a line that the scanner could read as any
+    keyword, heading or word (`any_keyword`) is never prose or answer, so each group here is
+    the value the scanner would give that keyword. No part can take a blank run another
+    wants, so a text that is not of these shapes fails in linear time."""
+    firsts = {spelling[0] for spellings in grammar.ALIASES.values() for spelling in spellings}
+    start = _line_start(firsts | {ANSWER[0]})
+    any_keyword = rf"{start}(?:{grammar.ANY_SPELLING_PATTERN}|{ANSWER})"
+    other_line = rf"(?!{any_keyword})\n"
+
+    def line(*kinds: str) -> str:
+        """A keyword line of `kinds`. A plain one (`\nAction: `) is tried first, as the
+        decorated pattern would read it (no decoration, no bold after the colon): the
+        decorated one costs a step per optional part, the plain one a literal."""
+        spellings = "|".join(s for kind in kinds for s in grammar.ALIASES[kind])
+        plain = rf"\n(?:{spellings}):(?!\*\*|__)[ \t]*"
+        return rf"(?:{plain}|{start}(?:{spellings}){grammar.TAIL_PATTERN})"
+
+    return re.compile(
+        rf"(?P<prose>(?:{other_line}[^\n<{{]*)*)"
+        rf"(?:{line(grammar.THOUGHT)}(?P<thought>[^\n<{{]*))?"
+        rf"(?:{line(grammar.ACTION)}(?P<tool>[^\W_](?:[\w.\-]*\w)?)[ \t]*"
+        rf"{line(grammar.ACTION_INPUT)}(?P<input>[^\n<]*(?:\n[ \t]*[\"{{}}\[\]][^\n<]*)*)"
+        rf"|{line(grammar.FINAL_ANSWER)}(?P<answer>[^\n<]*(?:{other_line}[^\n<]*)*))"
+        rf"(?:(?:\n[ \t]*)*(?=(?:{line(*grammar.KEYWORDS)}))(?P<tail>\n(?s:.*)))?"
+    )
+
+
 def _line_start(firsts: set[str]) -> str:
     """A line start and its decoration, before a word that starts with one of `firsts`: the
     grammar's, after a list number (`1.`, `2)`) if any, as models number the steps of a plan.
@@ -195,12 +237,12 @@ class Scanner:
         below). A segment with no canonical label and no call to cut (most) is appended as it
         is, after one literal search."""
         kind, start, value, end, lang = segment
-        labelled = _patterns().labels.search(self.text, value, end) is not None
-        if kind not in _CALLS and (kind == grammar.FINAL_ANSWER or not labelled):
+        has_label = labelled(self.text, value, end)
+        if kind not in _CALLS and (kind == grammar.FINAL_ANSWER or not has_label):
             found.append(segment)
             return
         hits = []
-        hit = self._next(kind, value, end) if labelled else None
+        hit = self._next(kind, value, end) if has_label else None
         while hit is not None:
             hits.append(hit)
             hit = self._next(hit[2], hit[1], end)
