@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from textreact import grammar, jsonish
+from textreact.parsing import inputs
 from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
 from textreact.parsing.keywords import labelled, layout, plain, strip
 from textreact.parsing.reader import Reader as _Reader
@@ -34,53 +35,86 @@ def _fast(text: str) -> Action | FinalAnswer | None:
     answers). What the reader treats specially sends a text there too: reasoning blocks and
     chat-template tokens (`<`), characters it reads as blanks or line breaks, a label written
     mid-line outside a JSON object, a JSON object in the text before the keywords (a call
-    written as JSON), an input read two ways, a stop-word residue, and a fence or a second
-    line in an answer followed by more keyword lines (its own rules for where it ends)."""
+    written as JSON), an action it passes over, an input read two ways, and a fence or a
+    second line in an answer followed by more keyword lines (its own rules for where an
+    answer ends). A group's span in the matched text is one past its span in `text`."""
     if len(text) > SCAN_LIMIT or "think>" in text or plain(text) is not text:
         return None
     match = layout().fullmatch("\n" + grammar.fold(text))
     if match is None:
         return None
-    # a group's span in the matched text is one past its span in `text`
-    tail = match.start("tail") if match["tail"] is not None else len(text) + 1
-    rest = text[tail:]  # the continuation opens with a keyword line, so it is never blank
+    stop = _stop(text, match)
     thought = _thought(text, match)
-    if thought is False:
+    if stop is None or thought is False:
         return None
-    if match["tool"] is None:
-        start, end = match.span("answer")
-        answer = strip(text[start - 1 : end - 1])
-        if not answer or "```" in answer:
+    rest = text[stop:]
+    if match["answer"] is not None:
+        answer = strip(text[match.start("answer") - 1 : stop])
+        if not answer or "```" in answer or (match["tail"] is not None and "\n" in answer):
             return None
-        if "\n" in answer and (rest or residue_start(text, len(text)) < len(text)):
-            return None  # only an answer's own lines can end in a residue
         return FinalAnswer(answer, thought, False, rest)
-    tool = text[match.start("tool") - 1 : match.end("tool") - 1]
-    start, end = match.span("input")
-    raw = strip(text[start - 1 : end - 1])
-    if not raw or is_no_action(tool) or names_final_answer(tool):
-        return None
-    # an exact object (most inputs) needs no repair, and its strings may hold labels
-    value = jsonish.strict_object(raw) if raw[0] == "{" else None
-    if value is not None:
-        return Action(tool, value, thought, rest, raw, ())
-    if labelled(text, start - 1, end - 1):
+    start, end = match.start("tool") - 1, match.end("below" if match["input"] is None else "tool")
+    written = strip(text[start : end - 1])
+    if (
+        not written
+        or written.startswith(("{", "```"))
+        or labelled(text, start, end - 1)
+        or is_no_action(written)
+    ):
         return None
     try:
-        value, repairs = read_input(raw)
+        if match["input"] is None:
+            call = inputs.call(written)
+            if call is None:
+                return None
+            tool, raw, value, repairs = call
+        else:
+            tool = inputs.tool_name(inputs.called_name(written))
+            raw, value, repairs = _input(text, match)
     except jsonish.AmbiguousJsonError:
+        return None
+    if not tool or not raw or names_final_answer(tool):
         return None
     return Action(tool, value, thought, rest, raw, repairs)
 
 
-def _thought(text: str, match: re.Match[str]) -> str | None | bool:
+def _stop(text: str, match: re.Match[str]) -> int | None:
+    """Where the deciding value ends and the discarded text begins: at the continuation's
+    keyword line, at a stop-word residue, or at the end; None when the last line the match
+    set apart as a residue is none (the reader would read it as the value's)."""
+    if match["tail"] is not None:
+        return match.start("tail")
+    residue = residue_start(text, len(text))
+    if match["residue"] is not None:
+        return residue if residue == match.start("residue") - 1 else None
+    # only an answer's own lines can hold a residue; a value's lines open with JSON
+    return residue if match["answer"] is not None or residue == len(text) else None
+
+
+def _input(text: str, match: re.Match[str]) -> tuple[str, dict | str, tuple[str, ...]]:
+    """The Action Input as written, as read, and its repairs (`inputs.read_input`), or an
+    empty `raw` when the reader would not take it so: empty, or holding a label outside one
+    exact JSON object (an exact object, most inputs, needs no repair)."""
+    start, end = match.start("input") - 1, match.end("input") - 1
+    raw = strip(text[start:end])
+    value = jsonish.strict_object(raw) if raw.startswith("{") else None
+    if value is not None:
+        return raw, value, ()
+    if not raw or labelled(text, start, end):
+        return "", "", ()
+    return (raw, *read_input(raw))
+
+
+def _thought(text: str, match: re.Match[str]) -> str | bool | None:
     """The step's thought as the reader takes it: the Thought line's value, else the prose
     before the first keyword; False when either holds a label, which the reader would split
-    at."""
-    if match["thought"] is not None:
-        start, end = match.start("thought") - 1, match.end("thought") - 1
-    else:  # the prose runs to the line break before the first keyword: its own end in `text`
-        start, end = 0, match.end("prose")
+    at. The prose runs to the line break before the first keyword: its own end in `text`."""
+    prose = match.end("prose")
+    if labelled(text, 0, prose):
+        return False
+    if match["thought"] is None:
+        return strip(text[:prose]) or None
+    start, end = match.start("thought") - 1, match.end("thought") - 1
     if labelled(text, start, end):
         return False
     return strip(text[start:end]) or None

@@ -114,18 +114,22 @@ def labelled(text: str, start: int, end: int) -> bool:
 def layout() -> re.Pattern[str]:
     """The shapes nearly every reply takes, matched on `"\n" + fold(text)` as the scanner
     reads it, for the parser's fast path: lines of prose with no keyword in them, an optional
-    one-line Thought, then an Action line naming a plain tool and an Action Input (one line,
-    or JSON going on over lines that open with a quote or a bracket), or a Final Answer over
-    lines with no keyword in them; then, optionally, blank lines and a continuation that
-    opens with a keyword line (`tail`). Its keyword lines are the scanner's own (`_line_start`,
-    the grammar's spellings and TAIL_PATTERN), and a line that the scanner could read as any
-    keyword, heading or word (`any_keyword`) is never prose or answer, so each group here is
-    the value the scanner would give that keyword. No part can take a blank run another
-    wants, so a text that is not of these shapes fails in linear time."""
+    one-line Thought, then an Action line (`tool`) with an Action Input (`input`), or with
+    lines of JSON or a fence below it (`below`) and no Action Input, or a Final Answer over
+    lines with no keyword in them (`answer`); then blank lines, and a continuation that opens
+    with a keyword line (`tail`) or a last line that may be a stop-word residue (`residue`).
+    A value runs on over lines that open with a quote, a bracket or a fence. Its keyword
+    lines are the scanner's own (`_line_start`, the grammar's spellings and TAIL_PATTERN), and
+    a line that the scanner could read as any keyword, heading or word (`any_keyword`) is
+    never prose, answer or a value's, so each group is the value the scanner would give that
+    keyword. No part can take a blank run another wants, so a text that is not of these
+    shapes fails in linear time."""
     firsts = {spelling[0] for spellings in grammar.ALIASES.values() for spelling in spellings}
     start = _line_start(firsts | {ANSWER[0]})
     any_keyword = rf"{start}(?:{grammar.ANY_SPELLING_PATTERN}|{ANSWER})"
     other_line = rf"(?!{any_keyword})\n"
+    value_line = r"\n[ \t]*(?:[\"{}\[\]]|```)[^\n<]*"
+    blank_lines = r"(?:\n[ \t]*)*"
 
     def line(*kinds: str) -> str:
         """A keyword line of `kinds`. A plain one (`\nAction: `) is tried first, as the
@@ -138,10 +142,12 @@ def layout() -> re.Pattern[str]:
     return re.compile(
         rf"(?P<prose>(?:{other_line}[^\n<{{]*)*)"
         rf"(?:{line(grammar.THOUGHT)}(?P<thought>[^\n<{{]*))?"
-        rf"(?:{line(grammar.ACTION)}(?P<tool>[^\W_](?:[\w.\-]*\w)?)[ \t]*"
-        rf"{line(grammar.ACTION_INPUT)}(?P<input>[^\n<]*(?:\n[ \t]*[\"{{}}\[\]][^\n<]*)*)"
+        rf"(?:{line(grammar.ACTION)}(?P<tool>[^\n<]*)"
+        rf"(?:{line(grammar.ACTION_INPUT)}(?P<input>[^\n<]*(?:{value_line})*)"
+        rf"|(?P<below>(?:{value_line})*)(?!{blank_lines}{line(grammar.ACTION_INPUT)}))"
         rf"|{line(grammar.FINAL_ANSWER)}(?P<answer>[^\n<]*(?:{other_line}[^\n<]*)*))"
-        rf"(?:(?:\n[ \t]*)*(?=(?:{line(*grammar.KEYWORDS)}))(?P<tail>\n(?s:.*)))?"
+        rf"{blank_lines}(?:(?={line(*grammar.KEYWORDS)})(?P<tail>\n(?s:.*))"
+        rf"|(?P<residue>\n[^\n<]*))?"
     )
 
 
