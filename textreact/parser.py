@@ -16,7 +16,7 @@ import re
 from textreact import grammar, jsonish
 from textreact.parsing import inputs
 from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
-from textreact.parsing.keywords import labelled, layout, plain, strip
+from textreact.parsing.keywords import labelled, layout, strip
 from textreact.parsing.reader import Reader as _Reader
 from textreact.parsing.window import SCAN_LIMIT, residue_start
 from textreact.steps import Action, FinalAnswer, Step
@@ -38,7 +38,7 @@ def _fast(text: str) -> Action | FinalAnswer | None:
     written as JSON), an action it passes over, an input read two ways, and a fence or a
     second line in an answer followed by more keyword lines (its own rules for where an
     answer ends). A group's span in the matched text is one past its span in `text`."""
-    if len(text) > SCAN_LIMIT or "think>" in text or plain(text) is not text:
+    if len(text) > SCAN_LIMIT or "think>" in text:
         return None
     match = layout().fullmatch("\n" + grammar.fold(text))
     if match is None:
@@ -84,11 +84,11 @@ def _stop(text: str, match: re.Match[str]) -> int | None:
     set apart as a residue is none (the reader would read it as the value's)."""
     if match["tail"] is not None:
         return match.start("tail")
-    residue = residue_start(text, len(text))
     if match["residue"] is not None:
+        residue = residue_start(text, len(text))
         return residue if residue == match.start("residue") - 1 else None
-    # only an answer's own lines can hold a residue; a value's lines open with JSON
-    return residue if match["answer"] is not None or residue == len(text) else None
+    # only an answer's own lines can end in a residue: a value's open with JSON or a fence
+    return len(text) if match["answer"] is None else residue_start(text, len(text))
 
 
 def _input(text: str, match: re.Match[str]) -> tuple[str, dict | str, tuple[str, ...]]:
@@ -110,7 +110,7 @@ def _thought(text: str, match: re.Match[str]) -> str | bool | None:
     before the first keyword; False when either holds a label, which the reader would split
     at. The prose runs to the line break before the first keyword: its own end in `text`."""
     prose = match.end("prose")
-    if labelled(text, 0, prose):
+    if prose and labelled(text, 0, prose):
         return False
     if match["thought"] is None:
         return strip(text[:prose]) or None

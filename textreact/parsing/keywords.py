@@ -128,7 +128,11 @@ def layout() -> re.Pattern[str]:
     start = _line_start(firsts | {ANSWER[0]})
     any_keyword = rf"{start}(?:{grammar.ANY_SPELLING_PATTERN}|{ANSWER})"
     other_line = rf"(?!{any_keyword})\n"
-    value_line = r"\n[ \t]*(?:[\"{}\[\]]|```)[^\n<]*"
+    # What a line holds: not `<`, nor what the scanner writes as a blank or a line break
+    # (`plain`), which the scanner could then read a keyword line behind.
+    rest = f"[^\n<{AS_BLANK}{AS_NEWLINE}]*"
+    prose = f"[^\n<{{{AS_BLANK}{AS_NEWLINE}]*"  # nor a JSON object: a call written as JSON
+    value_line = rf"\n[ \t]*(?:[\"{{}}\[\]]|```){rest}"
     blank_lines = r"(?:\n[ \t]*)*"
 
     def line(*kinds: str) -> str:
@@ -139,15 +143,25 @@ def layout() -> re.Pattern[str]:
         plain = rf"\n(?:{spellings}):(?!\*\*|__)[ \t]*"
         return rf"(?:{plain}|{start}(?:{spellings}){grammar.TAIL_PATTERN})"
 
+    def once(name: str, body: str) -> str:
+        """`body`, matched once and never given back (an atomic group: a lookahead captures,
+        a backreference consumes), so a text of none of these shapes fails in a step or two
+        per line, not once per way to split its blanks between a label and a value."""
+        return rf"(?=(?P<{name}>{body}))(?P={name})"
+
+    thought = line(grammar.THOUGHT) + rf"(?P<thought>{prose})"
+    action = line(grammar.ACTION) + rf"(?P<tool>{rest})"
+    action_input = line(grammar.ACTION_INPUT) + rf"(?P<input>{rest}(?:{value_line})*)"
+    below = once("below", rf"(?:{value_line})*")
+    answer = line(grammar.FINAL_ANSWER) + rf"(?P<answer>{rest}(?:{other_line}{rest})*)"
     return re.compile(
-        rf"(?P<prose>(?:{other_line}[^\n<{{]*)*)"
-        rf"(?:{line(grammar.THOUGHT)}(?P<thought>[^\n<{{]*))?"
-        rf"(?:{line(grammar.ACTION)}(?P<tool>[^\n<]*)"
-        rf"(?:{line(grammar.ACTION_INPUT)}(?P<input>[^\n<]*(?:{value_line})*)"
-        rf"|(?P<below>(?:{value_line})*)(?!{blank_lines}{line(grammar.ACTION_INPUT)}))"
-        rf"|{line(grammar.FINAL_ANSWER)}(?P<answer>[^\n<]*(?:{other_line}[^\n<]*)*))"
-        rf"{blank_lines}(?:(?={line(*grammar.KEYWORDS)})(?P<tail>\n(?s:.*))"
-        rf"|(?P<residue>\n[^\n<]*))?"
+        once("prose", rf"(?:{other_line}{prose})*")
+        + rf"(?:{once('thought_line', thought)})?"
+        + rf"(?:{once('action', action)}(?:{once('action_input', action_input)}"
+        + rf"|{below}(?!{blank_lines}{line(grammar.ACTION_INPUT)}))"
+        + rf"|{once('final_answer', answer)})"
+        + rf"{blank_lines}(?:(?={line(*grammar.KEYWORDS)})(?P<tail>\n(?s:.*))"
+        + rf"|(?P<residue>\n{rest}))?"
     )
 
 
