@@ -48,33 +48,28 @@ def _fast(text: str) -> Action | FinalAnswer | None:
     if stop is None or thought is False:
         return None
     rest = text[stop:]
-    if match["answer"] is not None:
+    if match.start("answer") >= 0:
         answer = strip(text[match.start("answer") - 1 : stop])
-        if not answer or "```" in answer or (match["tail"] is not None and "\n" in answer):
+        if not answer or "```" in answer or (match.start("tail") >= 0 and "\n" in answer):
             return None
         return FinalAnswer(answer, thought, False, rest)
-    start, end = match.start("tool") - 1, match.end("below" if match["input"] is None else "tool")
-    written = strip(text[start : end - 1])
+    has_input = match.start("input") >= 0
+    start, end = match.start("tool") - 1, match.end("tool" if has_input else "below") - 1
+    written = strip(text[start:end])
     if (
         not written
         or written.startswith(("{", "```"))
-        or labelled(text, start, end - 1)
+        or labelled(text, start, end)
         or is_no_action(written)
     ):
         return None
     try:
-        if match["input"] is None:
-            call = inputs.call(written)
-            if call is None:
-                return None
-            tool, raw, value, repairs = call
-        else:
-            tool = inputs.tool_name(inputs.called_name(written))
-            raw, value, repairs = _input(text, match)
+        call = _input(text, match, written) if has_input else inputs.call(written)
     except jsonish.AmbiguousJsonError:
         return None
-    if not tool or not raw or names_final_answer(tool):
+    if call is None or not call[0] or names_final_answer(call[0]):
         return None
+    tool, raw, value, repairs = call
     return Action(tool, value, thought, rest, raw, repairs)
 
 
@@ -82,27 +77,29 @@ def _stop(text: str, match: re.Match[str]) -> int | None:
     """Where the deciding value ends and the discarded text begins: at the continuation's
     keyword line, at a stop-word residue, or at the end; None when the last line the match
     set apart as a residue is none (the reader would read it as the value's)."""
-    if match["tail"] is not None:
+    if match.start("tail") >= 0:
         return match.start("tail")
-    if match["residue"] is not None:
+    if match.start("residue") >= 0:
         residue = residue_start(text, len(text))
         return residue if residue == match.start("residue") - 1 else None
     # only an answer's own lines can end in a residue: a value's open with JSON or a fence
-    return len(text) if match["answer"] is None else residue_start(text, len(text))
+    return len(text) if match.start("answer") < 0 else residue_start(text, len(text))
 
 
-def _input(text: str, match: re.Match[str]) -> tuple[str, dict | str, tuple[str, ...]]:
-    """The Action Input as written, as read, and its repairs (`inputs.read_input`), or an
-    empty `raw` when the reader would not take it so: empty, or holding a label outside one
-    exact JSON object (an exact object, most inputs, needs no repair)."""
+def _input(text: str, match: re.Match[str], written: str) -> inputs.Call | None:
+    """The call an Action line `written` and its Action Input make, as the reader reads them
+    (`inputs.read_input`); None when the reader would not take it so: an empty input, or one
+    with a label outside one exact JSON object (an exact object, most inputs, needs no
+    repair)."""
     start, end = match.start("input") - 1, match.end("input") - 1
     raw = strip(text[start:end])
+    tool = inputs.tool_name(inputs.called_name(written))
     value = jsonish.strict_object(raw) if raw.startswith("{") else None
     if value is not None:
-        return raw, value, ()
+        return tool, raw, value, ()
     if not raw or labelled(text, start, end):
-        return "", "", ()
-    return (raw, *read_input(raw))
+        return None
+    return (tool, raw, *read_input(raw))
 
 
 def _thought(text: str, match: re.Match[str]) -> str | bool | None:
@@ -112,7 +109,7 @@ def _thought(text: str, match: re.Match[str]) -> str | bool | None:
     prose = match.end("prose")
     if prose and labelled(text, 0, prose):
         return False
-    if match["thought"] is None:
+    if match.start("thought") < 0:
         return strip(text[:prose]) or None
     start, end = match.start("thought") - 1, match.end("thought") - 1
     if labelled(text, start, end):
