@@ -104,9 +104,12 @@ def _patterns() -> _Patterns:
 
 
 def labelled(text: str, start: int, end: int) -> bool:
-    """Whether `text[start:end]` holds a canonical label, which is what a keyword written
-    mid-line (`… Action: x`) needs: the cheap test, one literal search, for the scanner's
-    inline split and for the fast path."""
+    """Whether `text[start:end]` could hold a keyword written mid-line (`… Action: x`),
+    which needs a canonical label and a colon: the cheap test, for the scanner's inline split
+    and for the fast path. Most values have no colon, and a `find` costs less than a search
+    for the labels."""
+    if text.find(":", start, end) < 0 and text.find("：", start, end) < 0:
+        return False
     return _patterns().labels.search(text, start, end) is not None
 
 
