@@ -115,7 +115,7 @@ def labelled(text: str, start: int, end: int) -> bool:
 
 @cache
 def layout() -> re.Pattern[str]:
-    """The shapes nearly every reply takes, matched on `"\n" + fold(text)` as the scanner
+    """The shapes nearly every reply takes, matched on `"\\n" + fold(text)` as the scanner
     reads it, for the parser's fast path: lines of prose with no keyword in them, an optional
     one-line Thought, then an Action line (`tool`) with an Action Input (`input`), or with
     lines of JSON or a fence below it (`below`) and no Action Input, or a Final Answer over
@@ -139,7 +139,7 @@ def layout() -> re.Pattern[str]:
     blank_lines = r"(?:\n[ \t]*)*"
 
     def line(*kinds: str) -> str:
-        """A keyword line of `kinds`. A plain one (`\nAction: `) is tried first, as the
+        """A keyword line of `kinds`. A plain one (`\\nAction: `) is tried first, as the
         decorated pattern would read it (no decoration, no bold after the colon): the
         decorated one costs a step per optional part, the plain one a literal."""
         spellings = "|".join(s for kind in kinds for s in grammar.ALIASES[kind])
