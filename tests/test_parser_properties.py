@@ -180,12 +180,13 @@ _shaped = st.tuples(
 
 
 @given(
-    st.one_of(_layouts, _shaped),
+    st.one_of(_layouts, _shaped, completions("mixed").map(lambda case: case.text)),
     st.sampled_from(["", "\n", "\n\n", " ", "\nObs", "\nObservation: o", "\n\nThought: t"]),
 )
 def test_fast_path_agrees_on_decorated_layouts(text: str, tail: str) -> None:
-    """Prose, decorated keyword lines, values over several lines, continuations: wherever
-    the fast path (`keywords.layout`) answers, it gives the general reader's step exactly."""
+    """Prose, decorated keyword lines, values over several lines, continuations, and the fuzz
+    kit's noise two to four families at once: wherever the fast path (`keywords.layout`)
+    answers, it gives the general reader's step exactly."""
     text += tail
     fast = _fast(text)
     if fast is not None:
