@@ -179,15 +179,21 @@ _shaped = st.tuples(
 ).map("".join)  # fmt: skip
 
 
+#: What may stand before a reply: reasoning closed (its keywords are none of the reply's),
+#: closed with its opening tag left in the prompt, never closed, or after a word.
+_REASONING = ["", "<think>Action: x</think>\n", "r</think>", "<think>", " <think>r</think>"]
+
+
 @given(
     st.one_of(_layouts, _shaped, completions("mixed").map(lambda case: case.text)),
     st.sampled_from(["", "\n", "\n\n", " ", "\nObs", "\nObservation: o", "\n\nThought: t"]),
+    st.sampled_from(_REASONING),
 )
-def test_fast_path_agrees_on_decorated_layouts(text: str, tail: str) -> None:
-    """Prose, decorated keyword lines, values over several lines, continuations, and the fuzz
-    kit's noise two to four families at once: wherever the fast path (`keywords.layout`)
-    answers, it gives the general reader's step exactly."""
-    text += tail
+def test_fast_path_agrees_on_decorated_layouts(text: str, tail: str, head: str) -> None:
+    """Prose, decorated keyword lines, values over several lines, continuations, reasoning
+    before them, and the fuzz kit's noise two to four families at once: wherever the fast
+    path (`keywords.layout`) answers, it gives the general reader's step exactly."""
+    text = head + text + tail
     fast = _fast(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())

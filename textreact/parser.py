@@ -18,7 +18,7 @@ from textreact.parsing import inputs
 from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
 from textreact.parsing.keywords import labelled, layout, strip
 from textreact.parsing.reader import Reader as _Reader
-from textreact.parsing.window import SCAN_LIMIT, residue_start
+from textreact.parsing.window import SCAN_LIMIT, reasoning_end, residue_start
 from textreact.steps import Action, FinalAnswer, Step
 
 __all__ = ["SCAN_LIMIT", "parse"]
@@ -37,8 +37,15 @@ def _fast(text: str) -> Action | FinalAnswer | None:
     mid-line outside a JSON object, a JSON object in the text before the keywords (a call
     written as JSON), an action it passes over, an input read two ways, and a fence or a
     second line in an answer followed by more keyword lines (its own rules for where an
-    answer ends). A group's span in the matched text is one past its span in `text`."""
-    if len(text) > SCAN_LIMIT or "think>" in text:
+    answer ends). A leading reasoning block is no part of the step, as for the reader, so
+    what follows it is read here; a later one is the reader's. A group's span in the
+    matched text is one past its span in `text`."""
+    if "think>" in text:
+        start = reasoning_end(text)
+        if not start or text.find("think>", start) >= 0:
+            return None
+        text = text[start:]  # the step's values and the discarded text are in this suffix
+    if len(text) > SCAN_LIMIT:
         return None
     match = layout().fullmatch("\n" + grammar.fold(text))
     if match is None:
