@@ -32,19 +32,19 @@ def parse(text: str) -> Step:
 def _fast(text: str) -> Action | FinalAnswer | None:
     """The fast path: the general reader's step for a text of `keywords.layout`'s shapes, or
     None, which sends the text to the reader (tests check that both agree wherever this one
-    answers). What the reader treats specially sends a text there too: reasoning blocks and
-    chat-template tokens (`<`), characters it reads as blanks or line breaks, a label written
-    mid-line outside a JSON object, a JSON object in the text before the keywords (a call
-    written as JSON), an action it passes over, an input read two ways, and a fence or a
-    second line in an answer followed by more keyword lines (its own rules for where an
-    answer ends). A leading reasoning block is no part of the step, as for the reader, so
-    what follows it is read here; a later one is the reader's. A group's span in the
-    matched text is one past its span in `text`."""
+    answers). What the reader treats specially sends a text there too: a reasoning block
+    after the reply began, chat-template tokens (`<`), characters it reads as blanks or line
+    breaks, a label written mid-line outside a JSON object, a JSON object in the text before
+    the keywords (a call written as JSON), an action it passes over, an input read two ways,
+    and a fence or a second line in an answer followed by more keyword lines (its own rules
+    for where an answer ends). A leading reasoning block is no part of the step, as for the
+    reader, so what follows it is read here. A group's span in the matched text is one past
+    its span in `text`."""
     if "think>" in text:
-        start = reasoning_end(text)
-        if not start or text.find("think>", start) >= 0:
+        reasoned = reasoning_end(text)
+        if not reasoned or text.find("think>", reasoned) >= 0:
             return None
-        text = text[start:]  # the step's values and the discarded text are in this suffix
+        text = text[reasoned:]  # the step's values and the discarded text are in this suffix
     if len(text) > SCAN_LIMIT:
         return None
     match = layout().fullmatch("\n" + grammar.fold(text))
