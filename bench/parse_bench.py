@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from corpus import load, mismatch  # noqa: E402
 
-from textreact.parser import parse  # noqa: E402
+from textreact.parser import _fast, parse  # noqa: E402
 
 CANONICAL = 'Thought: I need the population.\nAction: search\nAction Input: {"query": "Paris"}'
 Outcome = tuple[str, Any, Any, Any]  # kind, tool, input, answer
@@ -213,6 +213,8 @@ def main() -> None:
     strict = sum(mismatch(case["expected"], parse(case["text"])) is None for case in cases)
     print(f"corpus: {len(cases)} completions (tests/corpus/completions.jsonl)")
     print(f"textreact strict accuracy (thoughts, discarded text, hints too): {strict}/{len(cases)}")
+    fast = sum(_fast(text) is not None for text in texts)
+    print(f"read by the fast path (one match, no general reader): {fast}/{len(cases)}")
     print()
     readers = {
         "textreact": textreact_reader,

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from textreact import jsonish
-from textreact.parser import SCAN_LIMIT, _canonical, _Reader, parse
+from textreact.parser import SCAN_LIMIT, _fast, _Reader, parse
 from textreact.parsing.messages import forms_hint
 from textreact.steps import Action, FinalAnswer, FormatError
 
@@ -472,7 +472,7 @@ FAST = [
 
 @pytest.mark.parametrize("text", FAST)
 def test_the_fast_path_agrees_with_the_reader(text: str) -> None:
-    fast = _canonical(text)
+    fast = _fast(text)
     general = _Reader(text).step()
     if fast is not None:
         assert (fast, fast.discarded_text) == (general, general.discarded_text)

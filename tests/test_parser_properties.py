@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from textreact.grammar import LANGUAGES, render_step
-from textreact.parser import _canonical, _Reader, parse
+from textreact.parser import _fast, _Reader, parse
 from textreact.steps import Action
 from textreact.testing import completions, matches, outcome, steps
 
@@ -85,7 +85,7 @@ def _everything(step: object) -> tuple:
 @given(steps(), st.sampled_from(["", "\n", " \n", "\nObserv"]))
 def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> None:
     text = render_step(step) + tail
-    fast = _canonical(text)
+    fast = _fast(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())
 
@@ -98,7 +98,7 @@ def test_fast_path_agrees_with_the_general_reader(step: object, tail: str) -> No
     ],
 )
 def test_markup_that_opens_a_value_belongs_to_the_value(text: str) -> None:
-    fast = _canonical(text)
+    fast = _fast(text)
     assert fast is not None and fast.thought.startswith(("**bold**", "__under__"))
     assert _everything(fast) == _everything(_Reader(text).step())
 
@@ -121,6 +121,79 @@ def test_fast_path_agrees_on_near_canonical_texts(text: str, tail: str) -> None:
     """Texts built from the canonical labels with awkward values: wherever the fast path
     answers, it gives the general reader's step exactly."""
     text += tail
-    fast = _canonical(text)
+    fast = _fast(text)
+    if fast is not None:
+        assert _everything(fast) == _everything(_Reader(text).step())
+
+
+#: Keyword lines as models decorate them, and the lines the fast path must treat as prose.
+_DECORATED = ["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:", "行动：",
+              "**Thought:**", "**Action**:", "> Action:", "- Action Input:", "1. Thought:",
+              "## Final Answer:", "THOUGHT :", "action_input:", "ActionInput：", "Thought 1:",
+              "Final_Answer:", "Answer:", "Action:**", "Thought", "## Action", "Obs:",
+              "Question:", "思考：", "最终答案：", "行动输入：", "   Action:",
+              "\tFinal Answer:"]  # fmt: skip
+_LINE_PIECES = st.sampled_from(
+    ["search", "x", "I will look it up.", " ", "\t", ":", "：", "<", "{", "}", '"q": 1', "[",
+     "]", "```", "```json", "Action: y", " Final Answer: z", "None", "final_answer", "\x00",
+     "\xa0", "Obs", "Observation", "question: q", "1.", "**", "__", '{"q": "Action: a"}',
+     '"', "'", "=", "query=1", "(", ")", "\u2028", "</think>", "<|im_end|>"]
+)  # fmt: skip
+_layouts = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(_DECORATED), st.lists(_LINE_PIECES, max_size=5).map("".join)),
+        st.tuples(st.just(""), st.lists(_LINE_PIECES, max_size=5).map("".join)),
+    ),
+    min_size=1,
+    max_size=6,
+).map(lambda lines: "\n".join(label + " " * (len(value) % 2) + value for label, value in lines))
+
+
+_value = st.lists(_LINE_PIECES, max_size=4).map("".join)
+
+
+def _label(word: str) -> st.SearchStrategy[str]:
+    """`word` as a keyword line opens, decorated as models do, or now and then another
+    line's label."""
+    forms = ["{}:", "**{}:**", "**{}**:", "> {}:", "1. {}:", "- {}:", "## {}:", "{} :", "{}：",
+             "{}:**", "  {}:", "{} 1:"]  # fmt: skip
+    cased = st.sampled_from([word, word.upper(), word.lower(), word.replace(" ", "_")])
+    return st.one_of(
+        st.tuples(st.sampled_from(forms), cased).map(lambda p: p[0].format(p[1])),
+        st.sampled_from(_DECORATED),
+    )
+
+
+#: The fast path's own shapes, each part drawn with awkward pieces: prose, a thought, then an
+#: action with an input over one or more lines, or an answer over one or more lines.
+_shaped = st.tuples(
+    st.lists(_value, max_size=2).map(lambda lines: "".join(f"{line}\n" for line in lines)),
+    st.one_of(st.just(""), st.tuples(_label("Thought"), _value).map(" ".join).map("{}\n".format)),
+    st.one_of(
+        st.tuples(_label("Action"), st.sampled_from(["search", "get.time", "None", "final_answer"]),
+                  _label("Action Input"), st.lists(_value, min_size=1, max_size=3))
+        .map(lambda p: f"{p[0]} {p[1]}\n{p[2]} " + '\n  "'.join(p[3])),
+        st.tuples(_label("Final Answer"), st.lists(_value, min_size=1, max_size=3))
+        .map(lambda p: f"{p[0]} " + "\n".join(p[1])),
+    ),
+).map("".join)  # fmt: skip
+
+
+#: What may stand before a reply: reasoning closed (its keywords are none of the reply's),
+#: closed with its opening tag left in the prompt, never closed, or after a word.
+_REASONING = ["", "<think>Action: x</think>\n", "r</think>", "<think>", " <think>r</think>"]
+
+
+@given(
+    st.one_of(_layouts, _shaped, completions("mixed").map(lambda case: case.text)),
+    st.sampled_from(["", "\n", "\n\n", " ", "\nObs", "\nObservation: o", "\n\nThought: t"]),
+    st.sampled_from(_REASONING),
+)
+def test_fast_path_agrees_on_decorated_layouts(text: str, tail: str, head: str) -> None:
+    """Prose, decorated keyword lines, values over several lines, continuations, reasoning
+    before them, and the fuzz kit's noise two to four families at once: wherever the fast
+    path (`keywords.layout`) answers, it gives the general reader's step exactly."""
+    text = head + text + tail
+    fast = _fast(text)
     if fast is not None:
         assert _everything(fast) == _everything(_Reader(text).step())

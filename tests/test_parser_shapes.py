@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from textreact.parser import _canonical, _Reader, parse
+from textreact.parser import _fast, _Reader, parse
 from textreact.parsing.window import END_OF_TURN
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
@@ -17,7 +17,7 @@ def _parsed(text: str) -> Step:
     assert text.endswith(step.discarded_text)
     general = _Reader(text).step()
     assert (step, step.discarded_text) == (general, general.discarded_text)
-    fast = _canonical(text)
+    fast = _fast(text)
     assert fast is None or (fast, fast.discarded_text) == (general, general.discarded_text)
     return step
 

@@ -3,21 +3,22 @@ model what to fix. Tolerant of what models really write (see docs/protocol.md fo
 table), pure, and bounded: it never raises for a `str`, and it looks at most SCAN_LIMIT
 characters past any leading reasoning, so a megabyte of garbage costs what 16 KB costs.
 
-A completion in exactly a canonical form (an action, possibly followed by a hallucinated
-continuation, or a one-line answer, in either language) is read here with one match;
+A completion of the shapes nearly every reply takes (`keywords.layout`: prose, a Thought, an
+Action and its input or a Final Answer, a continuation to cut) is read here with one match;
 everything else goes to `parsing.reader` (the parts are listed in `textreact.parsing`). The
-parser's patterns are compiled on the first parse, so importing it compiles almost nothing."""
+general reader makes a few dozen small steps for any reply, which is what this path saves.
+The parser's patterns are compiled on the first parse, so importing it compiles almost nothing."""
 
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from textreact import grammar, jsonish
-from textreact.parsing.inputs import is_no_action, names_final_answer
-from textreact.parsing.keywords import AS_NEWLINE, BLANKS
+from textreact.parsing import inputs
+from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
+from textreact.parsing.keywords import labelled, layout, strip
 from textreact.parsing.reader import Reader as _Reader
-from textreact.parsing.window import SCAN_LIMIT
+from textreact.parsing.window import SCAN_LIMIT, reasoning_end, residue_start
 from textreact.steps import Action, FinalAnswer, Step
 
 __all__ = ["SCAN_LIMIT", "parse"]
@@ -25,65 +26,99 @@ __all__ = ["SCAN_LIMIT", "parse"]
 
 def parse(text: str) -> Step:
     """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors)."""
-    return _canonical(text) or _Reader(text).step()
+    return _fast(text) or _Reader(text).step()
 
 
-@cache
-def _canonical_pattern(lang: str) -> re.Pattern[str]:
-    """The canonical steps exactly as render_step writes them in `lang`, with nothing the
-    general reader would treat specially (no colon or `<` in the thought, a plain tool name, a
-    one-line JSON object, a one-line answer): what a well-behaved model sends on most turns.
-    An action may be followed by a hallucinated continuation that opens with a keyword line,
-    which the reader cuts there, and so does this. The long captures are atomic (a lookahead
-    captures, a backreference consumes) and the pattern has no `\\Z`, so a text that is not
-    canonical fails in a step or two instead of backtracking through every line."""
-    thought, action, action_input, observation, final = (
-        re.escape(grammar.label(k, lang))
-        for k in (grammar.THOUGHT, grammar.ACTION, grammar.ACTION_INPUT, grammar.OBSERVATION,
-                  grammar.FINAL_ANSWER)
-    )  # fmt: skip
-    line = f"\\n{AS_NEWLINE}"  # what the reader reads as a line break ends a line here too
-    return re.compile(
-        rf"(?:{thought}(?=(?P<thought>[^{line}:：<]*))(?P=thought)\n)?"
-        rf"(?:{action}[ \t]*(?P<tool>[^\W_](?:[\w.\-]*\w)?)[ \t]*\n"
-        rf"{action_input}[ \t]*(?=(?P<input>\{{[^{line}<]*\}}))(?P=input)[ \t]*"
-        rf"(?:\n(?={observation}|{thought}|{action}|{final})(?P<tail>(?s:.*))|\n?)"
-        rf"|{final}(?P<answer>[^{line}<]*)\n?)"
-    )
-
-
-#: The first character of each language's canonical step, and the language.
-_OPENING = {
-    grammar.LABELS[lang][keyword][0]: lang
-    for lang in grammar.LANGUAGES
-    for keyword in (grammar.THOUGHT, grammar.ACTION, grammar.FINAL_ANSWER)
-}
-#: Bold closed right after a label's colon is decoration to the reader (`**Action:** x`).
-_BOLD = ("**", "__")
-
-
-def _canonical(text: str) -> Action | FinalAnswer | None:
-    """The fast path; None sends the text to the general reader (tests check both agree)."""
-    lang = _OPENING.get(text[:1])
-    if lang is None or len(text) > SCAN_LIMIT or "</think>" in text:
-        return None
-    match = _canonical_pattern(lang).match(text)
-    if match is None or match.end() != len(text):
-        return None
-    thought = match["thought"]
-    if thought is not None:
-        if thought.startswith(_BOLD):
+def _fast(text: str) -> Action | FinalAnswer | None:
+    """The fast path: the general reader's step for a text of `keywords.layout`'s shapes, or
+    None, which sends the text to the reader (tests check that both agree wherever this one
+    answers). What the reader treats specially sends a text there too: a reasoning block
+    after the reply began, chat-template tokens (`<`), characters it reads as blanks or line
+    breaks, a label written mid-line outside a JSON object, a JSON object in the text before
+    the keywords (a call written as JSON), an action it passes over, an input read two ways,
+    and a fence or a second line in an answer followed by more keyword lines (its own rules
+    for where an answer ends). A leading reasoning block is no part of the step, as for the
+    reader, so what follows it is read here. A group's span in the matched text is one past
+    its span in `text`."""
+    if "think>" in text:
+        reasoned = reasoning_end(text)
+        if not reasoned or text.find("think>", reasoned) >= 0:
             return None
-        thought = thought.strip(BLANKS) or None
-    tool = match["tool"]
-    if tool is None:
-        answer = match["answer"]
-        if answer.startswith(_BOLD) or not answer.strip(BLANKS):
+        text = text[reasoned:]  # the step's values and the discarded text are in this suffix
+    if len(text) > SCAN_LIMIT:
+        return None
+    match = layout().fullmatch("\n" + grammar.fold(text))
+    if match is None:
+        return None
+    stop = _stop(text, match)
+    thought = _thought(text, match)
+    if stop is None or thought is False:
+        return None
+    rest = text[stop:]
+    if match.start("answer") >= 0:
+        answer = strip(text[match.start("answer") - 1 : stop])
+        if not answer or "```" in answer or (match.start("tail") >= 0 and "\n" in answer):
             return None
-        return FinalAnswer(answer.strip(BLANKS), thought)
-    if is_no_action(tool) or names_final_answer(tool):
+        return FinalAnswer(answer, thought, False, rest)
+    has_input = match.start("input") >= 0
+    start, end = match.start("tool") - 1, match.end("tool" if has_input else "below") - 1
+    written = strip(text[start:end])
+    if (
+        not written
+        or written.startswith(("{", "```"))
+        or labelled(text, start, end)
+        or is_no_action(written)
+    ):
         return None
-    value = jsonish.strict_object(match["input"])
-    if value is None:
+    try:
+        call = _input(text, match, written) if has_input else inputs.call(written)
+    except jsonish.AmbiguousJsonError:
         return None
-    return Action(tool, value, thought, match["tail"] or "", match["input"], ())
+    if call is None or not call[0] or names_final_answer(call[0]):
+        return None
+    tool, raw, value, repairs = call
+    return Action(tool, value, thought, rest, raw, repairs)
+
+
+def _stop(text: str, match: re.Match[str]) -> int | None:
+    """Where the deciding value ends and the discarded text begins: at the continuation's
+    keyword line, at a stop-word residue, or at the end; None when the last line the match
+    set apart as a residue is none (the reader would read it as the value's)."""
+    if match.start("tail") >= 0:
+        return match.start("tail")
+    if match.start("residue") >= 0:
+        residue = residue_start(text, len(text))
+        return residue if residue == match.start("residue") - 1 else None
+    # only an answer's own lines can end in a residue: a value's open with JSON or a fence
+    return len(text) if match.start("answer") < 0 else residue_start(text, len(text))
+
+
+def _input(text: str, match: re.Match[str], written: str) -> inputs.Call | None:
+    """The call an Action line `written` and its Action Input make, as the reader reads them
+    (`inputs.read_input`); None when the reader would not take it so: an empty input, or one
+    with a label outside one exact JSON object (an exact object, most inputs, needs no
+    repair)."""
+    start, end = match.start("input") - 1, match.end("input") - 1
+    raw = strip(text[start:end])
+    tool = inputs.tool_name(inputs.called_name(written))
+    value = jsonish.strict_object(raw) if raw.startswith("{") else None
+    if value is not None:
+        return tool, raw, value, ()
+    if not raw or labelled(text, start, end):
+        return None
+    return (tool, raw, *read_input(raw))
+
+
+def _thought(text: str, match: re.Match[str]) -> str | bool | None:
+    """The step's thought as the reader takes it: the Thought line's value, else the prose
+    before the first keyword; False when either holds a label, which the reader would split
+    at. The prose runs to the line break before the first keyword: its own end in `text`."""
+    prose = match.end("prose")
+    if prose and labelled(text, 0, prose):
+        return False
+    if match.start("thought") < 0:
+        return strip(text[:prose]) or None
+    start, end = match.start("thought") - 1, match.end("thought") - 1
+    if labelled(text, start, end):
+        return False
+    return strip(text[start:end]) or None

@@ -78,8 +78,16 @@ _unwrapped = lru_cache(maxsize=512)(_unwrap)
 
 def is_no_action(written: str) -> bool:
     """`Action: None` and its kin, with or without an explanation after the word."""
+    return _names_no_action(written) if len(written) <= 200 else _no_action(written)
+
+
+def _no_action(written: str) -> bool:
     name = tool_name(written).lower()
     return name in NO_ACTION or _no_action_lead().match(name) is not None
+
+
+#: A run names the same few tools, and the fast path and the reader both ask about each.
+_names_no_action = lru_cache(maxsize=512)(_no_action)
 
 
 @cache

@@ -103,6 +103,71 @@ def _patterns() -> _Patterns:
     )
 
 
+def labelled(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` could hold a keyword written mid-line (`… Action: x`),
+    which needs a canonical label and a colon: the cheap test, for the scanner's inline split
+    and for the fast path. Most values have no colon, and a `find` costs less than a search
+    for the labels."""
+    if text.find(":", start, end) < 0 and text.find("：", start, end) < 0:
+        return False
+    return _patterns().labels.search(text, start, end) is not None
+
+
+@cache
+def layout() -> re.Pattern[str]:
+    """The shapes nearly every reply takes, matched on `"\\n" + fold(text)` as the scanner
+    reads it, for the parser's fast path: lines of prose with no keyword in them, an optional
+    one-line Thought, then an Action line (`tool`) with an Action Input (`input`), or with
+    lines of JSON or a fence below it (`below`) and no Action Input, or a Final Answer over
+    lines with no keyword in them (`answer`); then blank lines, and a continuation that opens
+    with a keyword line (`tail`) or a last line that may be a stop-word residue (`residue`).
+    A value runs on over lines that open with a quote, a bracket or a fence. Its keyword
+    lines are the scanner's own (`_line_start`, the grammar's spellings and TAIL_PATTERN), and
+    a line that the scanner could read as any keyword, heading or word (`any_keyword`) is
+    never prose, answer or a value's, so each group is the value the scanner would give that
+    keyword. No part can take a blank run another wants, so a text that is not of these
+    shapes fails in linear time."""
+    firsts = {spelling[0] for spellings in grammar.ALIASES.values() for spelling in spellings}
+    start = _line_start(firsts | {ANSWER[0]})
+    any_keyword = rf"{start}(?:{grammar.ANY_SPELLING_PATTERN}|{ANSWER})"
+    other_line = rf"(?!{any_keyword})\n"
+    # What a line holds: not `<`, nor what the scanner writes as a blank or a line break
+    # (`plain`), which the scanner could then read a keyword line behind.
+    rest = f"[^\n<{AS_BLANK}{AS_NEWLINE}]*"
+    prose = f"[^\n<{{{AS_BLANK}{AS_NEWLINE}]*"  # nor a JSON object: a call written as JSON
+    value_line = rf"\n[ \t]*(?:[\"{{}}\[\]]|```){rest}"
+    blank_lines = r"(?:\n[ \t]*)*"
+
+    def line(*kinds: str) -> str:
+        """A keyword line of `kinds`. A plain one (`\\nAction: `) is tried first, as the
+        decorated pattern would read it (no decoration, no bold after the colon): the
+        decorated one costs a step per optional part, the plain one a literal."""
+        spellings = "|".join(s for kind in kinds for s in grammar.ALIASES[kind])
+        plain = rf"\n(?:{spellings}):(?!\*\*|__)[ \t]*"
+        return rf"(?:{plain}|{start}(?:{spellings}){grammar.TAIL_PATTERN})"
+
+    def once(name: str, body: str) -> str:
+        """`body`, matched once and never given back (an atomic group: a lookahead captures,
+        a backreference consumes), so a text of none of these shapes fails in a step or two
+        per line, not once per way to split its blanks between a label and a value."""
+        return rf"(?=(?P<{name}>{body}))(?P={name})"
+
+    thought = line(grammar.THOUGHT) + rf"(?P<thought>{prose})"
+    action = line(grammar.ACTION) + rf"(?P<tool>{rest})"
+    action_input = line(grammar.ACTION_INPUT) + rf"(?P<input>{rest}(?:{value_line})*)"
+    below = once("below", rf"(?:{value_line})*")
+    answer = line(grammar.FINAL_ANSWER) + rf"(?P<answer>{rest}(?:{other_line}{rest})*)"
+    return re.compile(
+        once("prose", rf"(?:{other_line}{prose})*")
+        + rf"(?:{once('thought_line', thought)})?"
+        + rf"(?:{once('action', action)}(?:{once('action_input', action_input)}"
+        + rf"|{below}(?!{blank_lines}{line(grammar.ACTION_INPUT)}))"
+        + rf"|{once('final_answer', answer)})"
+        + rf"{blank_lines}(?:(?={line(*grammar.KEYWORDS)})(?P<tail>\n(?s:.*))"
+        + rf"|(?P<residue>\n{rest}))?"
+    )
+
+
 def _line_start(firsts: set[str]) -> str:
     """A line start and its decoration, before a word that starts with one of `firsts`: the
     grammar's, after a list number (`1.`, `2)`) if any, as models number the steps of a plan.
@@ -195,12 +260,12 @@ class Scanner:
         below). A segment with no canonical label and no call to cut (most) is appended as it
         is, after one literal search."""
         kind, start, value, end, lang = segment
-        labelled = _patterns().labels.search(self.text, value, end) is not None
-        if kind not in _CALLS and (kind == grammar.FINAL_ANSWER or not labelled):
+        has_label = labelled(self.text, value, end)
+        if kind not in _CALLS and (kind == grammar.FINAL_ANSWER or not has_label):
             found.append(segment)
             return
         hits = []
-        hit = self._next(kind, value, end) if labelled else None
+        hit = self._next(kind, value, end) if has_label else None
         while hit is not None:
             hits.append(hit)
             hit = self._next(hit[2], hit[1], end)

@@ -42,9 +42,9 @@ class Window:
 
     def __init__(self, text: str) -> None:
         thinks = "think>" in text  # both tags end so: one test for the common reply with none
-        start = _reasoning_end(text) if thinks else 0
+        start = reasoning_end(text) if thinks else 0
         self.turn = _turn_end(text, start or 0)
-        self.end = _residue_start(text, len(text) if self.turn is None else self.turn)
+        self.end = residue_start(text, len(text) if self.turn is None else self.turn)
         if start is not None and len(text) - start > SCAN_LIMIT:
             start = _past_empty_keywords(text, _past_blanks(text, start))
         self.start = start
@@ -115,7 +115,7 @@ def _turn_end(text: str, start: int) -> int | None:
     return end if end < len(text) else None
 
 
-def _residue_start(text: str, end: int) -> int:
+def residue_start(text: str, end: int) -> int:
     """Where a stop-word residue at the end of `text[:end]` begins, else `end`."""
     at = max(0, end - _RESIDUE_REACH)
     if text.find("\n", at, end) < 0:
@@ -127,7 +127,7 @@ def _residue_start(text: str, end: int) -> int:
     return at + residue.start() if residue else end
 
 
-def _reasoning_end(text: str) -> int | None:
+def reasoning_end(text: str) -> int | None:
     """Where the leading reasoning ends: after `</think>`, even with the opening tag left in the
     prompt (DeepSeek-R1's template); None when a leading `<think>` is never closed."""
     opened, closed = text.find(_THINK_OPEN), text.find(_THINK_CLOSE)
