@@ -29,6 +29,7 @@ reply = client.chat.completions.create(
     model="any",
     messages=[{"role": "user", "content": "What is the weather in Tokyo right now?"}],
     tools=[weather],
+    temperature=0,  # one reply, the same each run: the check is of the proxy, not of sampling
 )
 (call,) = reply.choices[0].message.tool_calls or [None]
 assert call is not None, f"no tool call: {reply.choices[0].message}"

@@ -11,6 +11,7 @@ from typing import Any
 import openai
 from fakeserver import FakeServer, Reply, chat_completion
 
+from textreact import prompt
 from textreact.serve import ServeConfig, create_app, serving
 from textreact.serve.connections import uvicorn_options
 
@@ -94,8 +95,14 @@ def proxy(replies: Iterable[Reply] = (), **settings: Any) -> Iterator[tuple[Fake
 
 
 def sent_messages(upstream: FakeServer, index: int = -1) -> list[dict[str, Any]]:
-    """The messages of one chat request the upstream received."""
-    return upstream.posts[index].body["messages"]
+    """The messages of one chat request the upstream received, less the worked example's turns
+    after the system prompt (sent by default; `test_serve` checks that they are)."""
+    messages = upstream.posts[index].body["messages"]
+    for lang in ("en", "zh"):
+        example = prompt.example_messages(lang)
+        if messages[1 : 1 + len(example)] == example:
+            return [messages[0], *messages[1 + len(example) :]]
+    return messages
 
 
 #: The clients a test made, closed when it ends: a pooled connection left open is a

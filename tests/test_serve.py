@@ -24,6 +24,8 @@ from serve_support import (
     text,
 )
 
+from textreact import prompt
+
 CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
 ANSWER = "Thought: I know it now.\nFinal Answer: It is 18 °C and sunny in Paris."
 BAD_ARGUMENTS = 'Thought: x\nAction: get_weather\nAction Input: {"city": "Paris", "days": "many"}'
@@ -205,6 +207,19 @@ def test_parallel_tool_calls_is_accepted_and_one_call_comes_back() -> None:
 
 
 # the conversation as the text protocol
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_worked_example_follows_the_system_prompt_unless_turned_off(lang: str) -> None:
+    example = prompt.example_messages(lang)
+    with proxy([text(ANSWER), text(ANSWER)], lang=lang) as (upstream, url):
+        client(url).chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
+    with proxy([text(ANSWER)], lang=lang, example=False) as (bare, url):
+        client(url).chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER])
+    sent = upstream.posts[-1].body["messages"]
+    assert sent[1 : 1 + len(example)] == example
+    assert sent[1 + len(example) :] == QUESTION
+    assert bare.posts[-1].body["messages"][1:] == QUESTION
 
 
 def test_earlier_calls_and_results_are_rendered_as_action_and_observation_turns() -> None:

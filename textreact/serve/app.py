@@ -191,7 +191,9 @@ class _Proxy:
             earlier=earlier_calls(call),
             answer_format=call.answer_format,
         )
-        messages = text_messages(call, lang=config.lang, limit=config.observation_limit)
+        messages = text_messages(
+            call, lang=config.lang, limit=config.observation_limit, example=config.example
+        )
         return _Turn(judge, messages, body, fields, stops)
 
     async def _complete(self, call: ChatRequest, turn: _Turn, key: str | None) -> Response:

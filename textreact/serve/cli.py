@@ -68,6 +68,10 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     serve.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
     serve.add_argument(
+        "--no-example", dest="example", action="store_false",
+        help="send the client's conversation without the bundled worked example",
+    )  # fmt: skip
+    serve.add_argument(
         "--timeout", type=seconds, default=DEFAULT_TIMEOUT,
         help="seconds per upstream read (default 180: with 2 retries, inside a client's 600)",
     )  # fmt: skip
@@ -104,6 +108,7 @@ def config_from(
         constrain=args.constrain,
         show_thoughts=args.show_thoughts,
         lang=args.lang,
+        example=args.example,
         timeout=args.timeout,
         observation_limit=args.observation_limit,
         allowed_hosts=_allowed_hosts(args),

@@ -39,6 +39,9 @@ class ServeConfig:
     show_thoughts: bool = False
     #: The language of the prompt and of every note.
     lang: str = "en"
+    #: Send the bundled worked example after the system prompt, as `Agent` does by default
+    #: (`textreact.prompt` says why); False sends the client's conversation alone.
+    example: bool = True
     #: Seconds one upstream read may take (a slow local model needs more). With the
     #: retries, one upstream request then ends within 3 x 180 = 540 s, before the 600 s an
     #: OpenAI SDK client waits by default.

@@ -30,10 +30,12 @@ __all__ = [
 
 
 def text_messages(
-    request: ChatRequest, *, lang: str = "en", limit: int | None = None
+    request: ChatRequest, *, lang: str = "en", limit: int | None = None, example: bool = True
 ) -> list[Message]:
     """The conversation in the text protocol; `limit` cuts each tool result to that many
-    characters (head and tail kept), None sends them whole."""
+    characters (head and tail kept), None sends them whole. `example` sends the bundled worked
+    example after the system prompt when the request has tools, as the loop does
+    (`textreact.prompt` says why)."""
     instructions = [_system_prompt(request.tools, lang)]
     if request.answer_format is not None:
         instructions.append(request.answer_format.instruction(lang))
@@ -50,7 +52,9 @@ def text_messages(
             for reply in _assistant(message, i, answered, lang, limit):
                 out.add(reply["role"], reply["content"])
     system = "\n\n".join(part for part in instructions if part.strip())
-    return [{"role": "system", "content": system}, *out.messages()]
+    # A request without tools is told to answer directly: an example of calls would contradict it.
+    shown = [dict(message) for message in _example(lang)] if example and request.tools else []
+    return [{"role": "system", "content": system}, *shown, *out.messages()]
 
 
 @lru_cache(maxsize=256)
@@ -58,6 +62,12 @@ def _system_prompt(tools: tuple[Tool, ...], lang: str) -> str:
     """The tools' system prompt, rendered once per tool set (the tools themselves are made
     once per definition, so a framework's every turn finds it here)."""
     return prompt.system_prompt(tools, lang)
+
+
+@lru_cache(maxsize=8)
+def _example(lang: str) -> tuple[Message, ...]:
+    """The worked example's turns, rendered once per language."""
+    return tuple(prompt.example_messages(lang))
 
 
 def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str, str]]:
