@@ -1,6 +1,6 @@
 """The CLI's MCP flags (`--mcp CONFIG`, `--mcp-server COMMAND|URL`, `--mcp-allow`,
-`--mcp-destructive`, `--mcp-timeout`) for `run` and `compare`, and `textreact mcp list`, which
-prints what the model will see."""
+`--mcp-destructive`, `--mcp-timeout`) for `run`, `compare` and `serve`, and `textreact mcp
+list`, which prints what the model will see."""
 
 from __future__ import annotations
 
@@ -15,16 +15,19 @@ from textreact.errors import ConfigError
 from textreact.mcp.catalog import McpToolInfo
 from textreact.mcp.config import ServerSpec, load_config, server_from_command, server_from_url
 from textreact.mcp.connection import Connection
-from textreact.mcp.safety import confirm_calls
+from textreact.mcp.safety import DESTRUCTIVE, offered_tools
 
 __all__ = ["add_mcp_arguments", "cmd_mcp_list", "mcp_servers", "open_mcp"]
 
-DESTRUCTIVE = ("ask", "allow", "refuse")
 
-
-def add_mcp_arguments(group: Any, *, interactive: bool = True, listing: bool = False) -> None:
-    """The MCP flags; `interactive`: the command can ask the user (run can, compare cannot);
-    `listing`: `mcp list`, which takes CONFIG as its argument and runs no tool."""
+def add_mcp_arguments(
+    group: Any, *, interactive: bool = True, listing: bool = False, unasked: str = "allow"
+) -> None:
+    """The MCP flags; `interactive`: the command can ask the user (run can, compare and serve
+    cannot); `unasked`: the default policy for tools that may destroy where nobody can be asked
+    (compare allows them, running the user's own suite; serve refuses them, since its clients'
+    models choose the calls); `listing`: `mcp list`, which takes CONFIG as its argument and runs
+    no tool."""
     if listing:
         group.add_argument("mcp", nargs="?", metavar="CONFIG", help="an mcpServers JSON file")
     else:
@@ -49,12 +52,13 @@ def add_mcp_arguments(group: Any, *, interactive: bool = True, listing: bool = F
     if listing:
         return
     choices = DESTRUCTIVE if interactive else ("allow", "refuse")
+    default = DESTRUCTIVE[0] if interactive else unasked
     group.add_argument(
-        "--mcp-destructive", choices=choices, default=choices[0],
+        "--mcp-destructive", choices=choices, default=default,
         help="MCP tools that may change or delete things (their server does not mark them "
         "read-only): " + ("ask on the terminal before each call (default), " if interactive
         else "") + "allow them, or refuse (leave them out)"
-        + ("" if interactive else " (default allow: a comparison cannot ask)"),
+        + ("" if interactive else f" (default {unasked}: this command cannot ask)"),
     )  # fmt: skip
 
 
@@ -88,18 +92,11 @@ def open_mcp(
         return
     options = {"timeout": args.mcp_timeout, "allow": args.mcp_allow, "reserved": list(reserved)}
     with Connection(servers, **options) as connection:
-        tools = connection.tools
         policy = args.mcp_destructive
-        if policy == "refuse":
-            may_destroy = {i.name for i in connection.infos if i.may_destroy}
-            tools = [t for t in tools if t.name not in may_destroy]
-        before_call = None
+        ask = None
         if policy == "ask":
             ask = _TerminalConfirm(stdin or sys.stdin, stderr or sys.stderr)
-            before_call = confirm_calls(connection, ask)
-        if not tools:
-            raise ConfigError("the MCP servers offer no tool that the --mcp-* flags allow")
-        yield tools, before_call
+        yield offered_tools(connection, policy, ask)
 
 
 class _TerminalConfirm:
