@@ -1,7 +1,9 @@
 """`textreact serve`: OpenAI tool calls for any model, as a proxy. An OpenAI-compatible server
 in front of an upstream that has no working tool calls: each request with `tools` is one turn
 of the text protocol (one request = one model turn; the client runs its own loop), answered
-in OpenAI's shape. Needs the `serve` extra (Starlette and uvicorn)."""
+in OpenAI's shape. With MCP servers (`ServerTools`, `--mcp`), a request without tools is
+answered by textreact's own loop with their tools instead. Needs the `serve` extra (Starlette
+and uvicorn)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from textreact.serve.app import create_app
     from textreact.serve.config import ServeConfig
+    from textreact.serve.mcp_tools import ServerTools
     from textreact.serve.running import serving
 
-__all__ = ["ServeConfig", "create_app", "serving"]
+__all__ = ["ServeConfig", "ServerTools", "create_app", "serving"]
 
-_HOMES = {"ServeConfig": "config", "create_app": "app", "serving": "running"}
+_HOMES = {
+    "ServeConfig": "config",
+    "ServerTools": "mcp_tools",
+    "create_app": "app",
+    "serving": "running",
+}
 
 
 def __getattr__(name: str) -> object:

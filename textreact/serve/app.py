@@ -3,14 +3,16 @@
 Stateless: every request carries its whole conversation, so any number of processes
 (`--workers N`) or replicas behind a load balancer serve the same clients. A request with
 `tools` is one model turn of the text protocol (see `textreact.serve.turn`), unless the
-model's own tool calls work and `--upstream-native` allows them; any other request is passed
-through unchanged, streamed or not."""
+model's own tool calls work and `--upstream-native` allows them. With MCP servers (`--mcp`),
+a request without tools is answered by textreact's own loop with their tools
+(`textreact.serve.agentic`); any other request is passed through unchanged, streamed or
+not."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -19,13 +21,14 @@ from textreact import jsonline
 from textreact.errors import MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
-from textreact.serve import stream
+from textreact.serve import agentic, stream
 from textreact.serve.body import read_body, read_json
 from textreact.serve.config import INSTALL_HINT, ServeConfig
 from textreact.serve.connections import ClientGone, while_connected
 from textreact.serve.convert import earlier_calls, text_messages
 from textreact.serve.errors import ServeError, bad_request
 from textreact.serve.guard import Guard
+from textreact.serve.mcp_tools import ServerTools
 from textreact.serve.reply import Chunks, completion_body
 from textreact.serve.request import ChatRequest, parse_request
 from textreact.serve.stops import Stops, stops_for
@@ -46,24 +49,33 @@ OFF_LOOP_BYTES: Final = 256 * 1024
 T = TypeVar("T")
 
 
-def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
+def create_app(
+    config: ServeConfig, *, http_client: Any = None, mcp: ServerTools | None = None
+) -> Starlette:
     """The proxy for `config.upstream`; `http_client` (an httpx2.AsyncClient) replaces the
-    one it makes to talk to the upstream (`textreact.serve.transport`)."""
+    one it makes to talk to the upstream (`textreact.serve.transport`). `mcp`: MCP servers
+    whose tools answer requests that bring none; opened at startup unless open already (the
+    CLI opens them first, so that a server that cannot start is a one-line error), closed at
+    shutdown."""
     try:
         from starlette.applications import Starlette
         from starlette.middleware import Middleware
         from starlette.routing import Route
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs Starlette ({exc}): {INSTALL_HINT}") from exc
-    proxy = _Proxy(config)
+    proxy = _Proxy(config, mcp)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if mcp is not None:
+            await asyncio.to_thread(mcp.open)
         proxy.upstream = Upstream(config, http_client=http_client)
         try:
             yield
         finally:
             await proxy.upstream.close()
+            if mcp is not None:
+                await asyncio.to_thread(mcp.close)
 
     routes = [
         Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
@@ -82,12 +94,16 @@ def create_app(config: ServeConfig, *, http_client: Any = None) -> Starlette:
 
 
 class _Proxy:
-    def __init__(self, config: ServeConfig) -> None:
+    def __init__(self, config: ServeConfig, mcp: ServerTools | None = None) -> None:
         self.config = config
+        self.mcp = mcp
         self.upstream: Upstream | None = None
 
     async def health(self, request: Request) -> Response:
-        return _json({"status": "ok", "upstream": public_url(self.config.upstream)})
+        health: dict[str, Any] = {"status": "ok", "upstream": public_url(self.config.upstream)}
+        if self.mcp is not None:  # as many as the last request (or the start) was offered
+            health["mcp_tools"] = self.mcp.count
+        return _json(health)
 
     async def models(self, request: Request) -> Response:
         try:
@@ -151,12 +167,29 @@ class _Proxy:
         key = _key(request)
         upstream = self._upstream
         text = call.tools or call.tool_history  # a history of calls needs the protocol too
+        if not text and self.mcp is not None and agentic.answers(call):
+            return await self._server_run(call, key, self.mcp)
         if not text or await upstream.native(call.model, key):
             return await self._passthrough(call, key)
         turn = await _run(heavy, self._turn, call, await upstream.server())
         if call.stream:
             return await self._stream(call, turn, key)
         return await self._complete(call, turn, key)
+
+    async def _server_run(self, call: ChatRequest, key: str | None, mcp: ServerTools) -> Response:
+        """The answer of textreact's own loop with the MCP servers' tools (`agentic`)."""
+        from starlette.responses import StreamingResponse
+
+        tools, before_call = await asyncio.to_thread(mcp.offered)  # may list a server again
+        upstream = self._upstream
+        body = {**call.options, "model": call.model}
+        model = agentic.UpstreamModel(upstream, body, key, await upstream.server())
+        run = agentic.ServerRun(call, self.config, model, tools, before_call)
+        if not call.stream:
+            return _json(await run.body())
+        events = run.events(Chunks(run.named, include_usage=call.include_usage))
+        first = await anext(events)  # a fault before the first step is an HTTP error
+        return StreamingResponse(_after(first, events), media_type="text/event-stream")
 
     def _read(self, raw: bytes) -> ChatRequest:
         return parse_request(read_json(raw), model=self.config.model)
@@ -282,6 +315,17 @@ async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
     if heavy:
         return await asyncio.to_thread(work, *args)
     return work(*args)
+
+
+async def _after(first: bytes, rest: AsyncGenerator[bytes, None]) -> AsyncIterator[bytes]:
+    """`first`, then the rest of the stream it came from; closed when the client leaves, so
+    the run's upstream request in flight is closed too."""
+    try:
+        yield first
+        async for piece in rest:
+            yield piece
+    finally:
+        await rest.aclose()
 
 
 def _key(request: Request) -> str | None:

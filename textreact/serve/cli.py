@@ -1,4 +1,5 @@
-"""`textreact serve`: flags and environment -> a ServeConfig -> uvicorn. The only part of the
+"""`textreact serve`: flags and environment -> a ServeConfig (and the MCP servers of `--mcp`)
+-> uvicorn. The only part of the
 server that reads the environment (the upstream's key may come from there)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import public_url
@@ -23,6 +24,9 @@ from textreact.serve.config import (
     NATIVE_MODES,
     ServeConfig,
 )
+
+if TYPE_CHECKING:
+    from textreact.serve.mcp_tools import ServerTools
 
 #: The variable that names the file that hands `--workers N` their configuration.
 CONFIG_VARIABLE = "TEXTREACT_SERVE_CONFIG"
@@ -87,6 +91,14 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
         "--observation-limit", type=int, metavar="N",
         help="show the model at most N characters of each tool result (default: all)",
     )  # fmt: skip
+    from textreact.mcp.command import add_mcp_arguments
+
+    tools = serve.add_argument_group(
+        "MCP tools on the server side (extra: mcp)",
+        "requests that bring no tools are answered by textreact's own loop with these tools; "
+        "the steps come back as reasoning_content",
+    )
+    add_mcp_arguments(tools, interactive=False, unasked="refuse")
     serve.set_defaults(handler=run)
     return serve
 
@@ -133,6 +145,12 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
         raise ConfigError(
             f"--workers must be >= 1 and --port 0-65535, got {args.workers} and {args.port}"
         )
+    if args.workers > 1 and (args.mcp or args.mcp_server):
+        raise ConfigError(
+            "--mcp needs one worker: each worker would start its own MCP servers, and their "
+            "state (a browser, a session) would be split between them; run one --workers 1 "
+            "process per set of servers"
+        )
     if upstream_of(args, env) is not None:
         if args.gguf is not None:
             raise ConfigError("--gguf runs the embedded model; --upstream names another: give one")
@@ -155,22 +173,30 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
     from textreact.serve.connections import uvicorn_options
 
+    mcp = server_tools(args)
+    if mcp is not None:  # opened here, so that a server that cannot start is a one-line error
+        mcp.open()
     where = f"http://{args.host}:{args.port}/v1"
+    offered = f", {mcp.count} MCP tools for requests without tools" if mcp is not None else ""
     print(
         f"textreact serve: {where} -> {public_url(config.upstream)} "
-        f"({args.workers} worker{'s' if args.workers > 1 else ''})",
+        f"({args.workers} worker{'s' if args.workers > 1 else ''}{offered})",
         file=sys.stderr,
     )
     if args.workers == 1:
         from textreact.serve.app import create_app
 
-        uvicorn.run(
-            create_app(config),
-            host=args.host,
-            port=args.port,
-            log_level="warning",
-            **uvicorn_options(config),
-        )
+        try:
+            uvicorn.run(
+                create_app(config, mcp=mcp),
+                host=args.host,
+                port=args.port,
+                log_level="warning",
+                **uvicorn_options(config),
+            )
+        finally:  # the app closes them at shutdown; here, when it never started (a taken port)
+            if mcp is not None:
+                mcp.close()
         return 0
     with handed_over(config) as variables:
         os.environ.update(variables)
@@ -188,6 +214,24 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
             for name in variables:
                 os.environ.pop(name, None)
     return 0
+
+
+def server_tools(args: argparse.Namespace) -> ServerTools | None:
+    """The MCP servers the `--mcp*` flags name (the same reading as `textreact run`'s), not
+    yet open; None without them."""
+    from textreact.mcp.command import mcp_servers
+    from textreact.serve.mcp_tools import ServerTools
+
+    servers = mcp_servers(args)
+    if not servers:
+        return None
+    named = ([f"--mcp {args.mcp}"] if args.mcp else []) + [
+        f"--mcp-server {text!r}" for text in args.mcp_server
+    ]
+    return ServerTools(
+        servers, source=" and ".join(named), allow=args.mcp_allow, timeout=args.mcp_timeout,
+        destructive=args.mcp_destructive, lang=args.lang,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager
