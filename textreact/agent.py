@@ -44,7 +44,9 @@ class Agent:
     or the model's native tool calling (`protocol="native"`), through one loop. `best_effort`
     lets the loop make one tool-less request at the step limit. `policies` are opt-in
     behaviours that steer a small model when it gets lost (`textreact.policies`); none by
-    default."""
+    default. `max_tools` offers each request only that many tools, the most relevant to the
+    step (the `tool_budget` policy, before the others; extra `budget`), for a model given
+    more tools than it can choose among (an MCP server's)."""
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class Agent:
         before_call: BeforeCall | None = None,
         tool_choice: str = "auto",
         policies: Sequence[Policy] = (),
+        max_tools: int | None = None,
     ) -> None:
         if not callable(getattr(model, "complete", None)):
             raise ConfigError(
@@ -109,6 +112,10 @@ class Agent:
                 f"textreact.policies.small_model(), got {list(policies)!r}"
             )
         self.policies = tuple(policies)
+        if max_tools is not None:
+            from textreact.policies.budget import ToolBudget
+
+            self.policies = (ToolBudget(max_tools), *self.policies)
         self.on_event = on_event
         self.before_call = before_call
         self.tool_choice = checked_tool_choice(tool_choice, self.toolbox)

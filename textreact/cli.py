@@ -369,7 +369,7 @@ def _question_text(raw: bytes | str, source: str) -> str:
 
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
-    from textreact.compare.cli import check_writable
+    from textreact.compare.cli import check_budget, check_writable
     from textreact.loading import load_tools
     from textreact.mcp.command import open_mcp
     from textreact.policies import by_name
@@ -377,6 +377,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     question = read_question(args.question)
     tools = None if args.tools is None else load_tools(args.tools)
     policies = by_name(args.policies)  # usage errors before the model starts
+    check_budget(args.max_tools)
     if args.transcript is not None:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
@@ -389,7 +390,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         agent = Agent(
             model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
             on_event=live, tool_choice=args.tool_choice, policies=policies,
-            before_call=before_call,
+            max_tools=args.max_tools, before_call=before_call,
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
         note = getattr(model, "constrain_note", None)
@@ -447,6 +448,10 @@ class LiveView:
         lines = []
         if turn.preface:  # the engine's request, e.g. for a best-effort or closed-book answer
             lines.append(f"{self.style('Asked:', '2')} {visible(turn.preface)}")
+        for note in turn.policy_notes:  # a step offered some of the tools (tool_budget)
+            if note.left_out:
+                offered = visible(", ".join(note.offered))
+                lines.append(self.style(f"Offered: {offered} ({note.left_out} left out)", "2"))
         if turn.thought:
             lines.append(f"{self.style('Thought:', '36')} {visible(turn.thought)}")
         if turn.tool is not None:

@@ -80,8 +80,13 @@ class _Run:
     def request(self, offer: Offer, preface: str | None = None, keep: int = 0) -> Request:
         self.asked_at = len(self.turns)
         memory = replace(self.s.memory, keep_recent=self.s.memory.keep_recent + keep)
+        opening = self.opening
+        if offer.relist:  # the prompt lists the tools offered (as the run holds them) alone
+            names = {t.name for t in offer.tools}
+            listed = [t for t in self.tools if t.name in names]
+            opening = self.s.protocol.opening(self.question, listed, self.lang)
         return self.s.protocol.request(
-            self.opening, self.turns, offer.tools, memory=memory, lang=self.lang,
+            opening, self.turns, offer.tools, memory=memory, lang=self.lang,
             preface=preface, tool_choice=offer.tool_choice,
         )  # fmt: skip
 
@@ -206,7 +211,8 @@ class _Run:
         return self.policies.after_call(turn)
 
     def others(self, tool: str) -> list[str]:
-        return [t.name for t in self.tools if t.name != tool]
+        """The tools a hint may suggest instead of `tool`: those this turn offered."""
+        return [t.name for t in self.offered.tools if t.name != tool]
 
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
         tool = self.s.toolbox.resolve(result.tool)

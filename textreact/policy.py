@@ -32,6 +32,11 @@ class Offer:
 
     tools: tuple[Tool, ...]
     tool_choice: str
+    #: The prompt lists only these tools too. Otherwise a protocol that lists the tools once,
+    #: at the opening (the text protocol), keeps that list and narrows only its grammar (a
+    #: tool left out for one request); a policy that picks the tools of every step sets this.
+    #: Once a policy sets it, the later ones' offers keep it.
+    relist: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,9 +131,9 @@ class Policies:
             named = steered.tool_choice not in ("auto", "required", "none")
             if named and steered.tool_choice not in {t.name for t in steered.tools}:
                 continue  # a steering that leaves out the tool the choice names is not taken
+            steered = replace(steered, relist=steered.relist or offer.relist)
             if steered != offer:
-                reason = "tool_choice" if steered.tools == offer.tools else "tools"
-                notes.append(PolicyNote(policy.name, "steered", reason))
+                notes.append(steering(policy.name, offer, steered))
             offer = steered
         return offer, tuple(notes)
 
@@ -162,6 +167,18 @@ class Policies:
             if check is not None:
                 return PolicyNote(policy.name, "asked_alone", check.reason)
         return None
+
+
+def steering(policy: str, before: Offer, after: Offer) -> PolicyNote:
+    """The note of one steering; one that left tools out names those offered, and counts the
+    rest."""
+    if before.tools == after.tools and before.relist == after.relist:
+        return PolicyNote(policy, "steered", "tool_choice")
+    offered = tuple(t.name for t in after.tools)
+    left_out = len({t.name for t in before.tools} - set(offered))
+    if not left_out:
+        return PolicyNote(policy, "steered", "tools")
+    return PolicyNote(policy, "steered", "tools", offered=offered, left_out=left_out)
 
 
 def noted(turn: Turn, note: PolicyNote, **changes: Any) -> Turn:

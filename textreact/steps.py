@@ -176,9 +176,15 @@ class PolicyNote:
     reason: str
     #: The arguments of the call it concerns, where it concerns some.
     arguments: tuple[str, ...] = ()
+    #: The tools a steering offered, where it left some out (and how many it left out).
+    offered: tuple[str, ...] = ()
+    left_out: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy, "action": self.action, "reason": self.reason}
+        record = {"policy": self.policy, "action": self.action, "reason": self.reason}
+        if self.left_out:
+            record.update(offered=list(self.offered), left_out=self.left_out)
+        return record
 
 
 @dataclass(frozen=True)

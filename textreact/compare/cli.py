@@ -23,8 +23,15 @@ POLICIES_HELP = (
 
 
 def add_tool_options(group: Any) -> None:
-    """`--policies` and `--tools`, the same for `run` and `compare`."""
+    """`--policies`, `--max-tools` and `--tools`, the same for `run` and `compare`."""
     group.add_argument("--policies", default="none", help=POLICIES_HELP)
+    group.add_argument(
+        "--max-tools",
+        type=positive_int,
+        metavar="K",
+        help="offer each step only the K tools most relevant to it, beside those it must keep "
+        "(for many tools, e.g. an MCP server's; extra: budget; docs/policies.md)",
+    )
     group.add_argument(
         "--tools",
         metavar="MODULE:NAME",
@@ -148,6 +155,7 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
     tasks = tuple(load_tasks(args))
     tools = None if args.tools is None else load_tools(args.tools, tasks)
     check_tool_choice(args.tool_choice, tools)
+    check_budget(args.max_tools)
     for flag, path in (("--json", args.json_file), ("--markdown", args.markdown)):
         if path is not None:
             check_writable(path, flag)
@@ -159,6 +167,14 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
     if args.transcripts is not None:
         check_folder(args.transcripts, "--transcripts")
     return Plan(tasks, protocols, specs, tools)
+
+
+def check_budget(max_tools: int | None) -> None:
+    """A `--max-tools` whose extra is missing is a usage error before any model starts."""
+    if max_tools is not None:
+        from textreact.policies import ToolBudget
+
+        ToolBudget(max_tools)
 
 
 def check_tool_choice(choice: str, tools: tuple[Any, ...] | None) -> None:

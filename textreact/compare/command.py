@@ -99,7 +99,9 @@ class _Comparison:
         label = name or served
         meta = {"model": served, "name": label, "suite": self.args.suite}
         args = self.args
-        options = Options(args.max_steps, args.policies, self.plan.tools, args.tool_choice)
+        options = Options(
+            args.max_steps, args.policies, self.plan.tools, args.tool_choice, args.max_tools
+        )
         outcomes: list[Any] = []
         started = time.perf_counter()
         folder = self.args.transcripts

@@ -20,7 +20,7 @@ from textreact.agent import Agent, Result
 from textreact.compare.bfcl import Check, Entry, check_call
 from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
-from textreact.policies import by_name
+from textreact.policies import ToolBudget, by_name
 from textreact.protocols import Protocol
 from textreact.protocols.native import capability, written_as_text
 from textreact.protocols.text import TextProtocol
@@ -121,6 +121,8 @@ class Options:
     tools: tuple[Tool, ...] | None = None
     #: The tool choice of every run, BFCL entries included.
     tool_choice: str = "auto"
+    #: The tools offered each step (`Agent(max_tools=...)`); None offers every tool.
+    max_tools: int | None = None
 
 
 def run_task(model: Any, task: Task, protocol: str, options: Options = Options()) -> Result:
@@ -128,6 +130,7 @@ def run_task(model: Any, task: Task, protocol: str, options: Options = Options()
     agent = Agent(
         model, options.tools, protocol=agent_protocol(protocol), max_steps=options.max_steps,
         lang=task.lang, policies=by_name(options.policies), tool_choice=options.tool_choice,
+        max_tools=options.max_tools,
     )  # fmt: skip
     return agent.run(task.question)
 
@@ -153,6 +156,7 @@ def run_entry(
     agent = Agent(
         model, tools, protocol=agent_protocol(protocol), max_steps=1, best_effort=False,
         tool_choice=options.tool_choice, policies=by_name(options.policies),
+        max_tools=options.max_tools,
     )  # fmt: skip
     result = agent.run(entry.question)
     action = next((t for t in result.steps if isinstance(t.step, Action)), None)
@@ -222,6 +226,8 @@ def run_compare(
     if unknown or not protocols:
         raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
     by_name(options.policies)  # an unknown name is a usage error before any run
+    if options.max_tools is not None:
+        ToolBudget(options.max_tools)  # so is a bad budget, or its extra missing
     if repeat < 1 or concurrency < 1 or options.max_steps < 1:
         raise ConfigError(
             f"repeat, concurrency and max_steps must be >= 1, got {repeat}, {concurrency}, "
@@ -259,7 +265,7 @@ def options_meta(options: Options) -> dict[str, Any]:
     tools = "built-in" if options.tools is None else [t.name for t in options.tools]
     return {
         "tool_choice": options.tool_choice, "policies": options.policies,
-        "max_steps": options.max_steps, "tools": tools,
+        "max_steps": options.max_steps, "tools": tools, "max_tools": options.max_tools,
     }  # fmt: skip
 
 

@@ -7,6 +7,7 @@ points, and every change is a `PolicyNote` on the turn."""
 
 from __future__ import annotations
 
+from textreact.policies.budget import ToolBudget
 from textreact.policies.closed_book import ClosedBook
 from textreact.policies.copies import CopiedExample
 from textreact.policies.echo import Echo
@@ -25,12 +26,15 @@ __all__ = [
     "Offer",
     "Policy",
     "SendBack",
+    "ToolBudget",
     "ToolHiding",
     "by_name",
     "small_model",
 ]
 
-#: Every policy by its name, in the order `small_model` gives them.
+#: Every policy by its name, in the order `small_model` gives them. `ToolBudget` is not one:
+#: it takes its budget (`Agent(max_tools=k)`, `--max-tools k`) and answers many tools, not a
+#: lost model.
 _ALL: dict[str, type[Policy]] = {
     p.name: p for p in (CopiedExample, Echo, Needs, Grounding, ToolHiding, ClosedBook)
 }
