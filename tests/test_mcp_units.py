@@ -222,6 +222,13 @@ def test_is_error_is_raised_with_the_servers_words():
 # -- pages ---------------------------------------------------------------------------------
 
 
+def result_id(page: str) -> str:
+    """The id a first page's note gives for reading on."""
+    found = re.search(r'"result": "([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
 def test_a_result_that_fits_a_page_is_whole():
     pages = Pages(page=100)
     assert pages.first("x" * 100) == "x" * 100
@@ -231,20 +238,28 @@ def test_a_long_result_says_how_to_read_on_and_every_page_can_be_read():
     log = "\n".join(f"line {i}" for i in range(1, 400))
     pages = Pages(page=500)
     first = pages.first(log)
-    assert first.startswith("line 1\n") and 'read_more with {"result": "r1", "page": 2}' in first
+    key = result_id(first)
+    assert first.startswith("line 1\n")
+    assert f'read_more with {{"result": "{key}", "page": 2}}' in first
     parts = split(log, 500)
     assert "".join(parts) == log and all(p.endswith("\n") for p in parts[:-1])
-    read = [pages.read("r1", n).rsplit("\n[", 1)[0] for n in range(1, len(parts) + 1)]
+    read = [pages.read(key, n).rsplit("\n[", 1)[0] for n in range(1, len(parts) + 1)]
     assert "".join(read) == log
-    assert "the last" in pages.read("r1", len(parts))
-    assert "pages 1 to" in pages.read("r1", len(parts) + 1)
-    assert "no kept result" in pages.read("r9", 2)
+    assert "the last" in pages.read(key, len(parts))
+    assert "pages 1 to" in pages.read(key, len(parts) + 1)
+    assert "no kept result" in pages.read("r1", 2)  # the counter alone reads nothing
+
+
+def test_result_ids_cannot_be_guessed_from_the_counter():
+    pages, other = Pages(page=10), Pages(page=10)
+    keys = {result_id(p.first("z" * 50)) for p in (pages, pages, other)}
+    assert len(keys) == 3 and all(k.startswith(("r1-", "r2-")) for k in keys)
 
 
 def test_the_read_more_tool_runs_through_a_toolbox():
     pages = Pages(page=50)
-    pages.first("y" * 120)
-    result = ToolBox([pages.tool()]).call("read_more", {"result": "r1", "page": 3})
+    key = result_id(pages.first("y" * 120))
+    result = ToolBox([pages.tool()]).call("read_more", {"result": key, "page": 3})
     assert result.text.startswith("y" * 20) and "the last" in result.text
 
 

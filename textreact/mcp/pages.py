@@ -9,6 +9,7 @@ default, head and tail) never falls inside it. A page ends at a line break where
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 from collections import OrderedDict
 from typing import Final
@@ -32,7 +33,9 @@ _BREAK_WINDOW: Final = 0.25
 
 class Pages:
     """The long results of one connection, kept for `read_more` (thread-safe: the sync driver
-    calls tools from worker threads)."""
+    calls tools from worker threads). A result's id holds a random part: under `textreact serve
+    --mcp` every client's runs share the connection, and one client's model must not read
+    another's result by counting ids."""
 
     def __init__(self, *, page: int = PAGE, lang: str = "en") -> None:
         self.page = page
@@ -47,7 +50,7 @@ class Pages:
             return text
         pages = split(text, self.page)
         with self._lock:
-            key = f"r{next(self._ids)}"
+            key = f"r{next(self._ids)}-{secrets.token_hex(3)}"
             self._kept[key] = pages
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)
@@ -85,7 +88,7 @@ class Pages:
             {
                 "type": "object",
                 "properties": {
-                    "result": {"type": "string", "description": "the result's id, e.g. r1"},
+                    "result": {"type": "string", "description": "the result's id, e.g. r1-0a1b2c"},
                     "page": {"type": "integer", "minimum": 1, "description": "the page to read"},
                 },
                 "required": ["result", "page"],
@@ -93,7 +96,7 @@ class Pages:
             },
             self.read,
             timeout=None,
-            example={"result": "r1", "page": 2},
+            example={"result": "r1-0a1b2c", "page": 2},
             cache=False,
             result_limit=self.page + NOTE_ROOM,
         )
