@@ -27,6 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from corpus import load, mismatch  # noqa: E402
 
 from textreact.parser import _fast, parse  # noqa: E402
+from textreact.parsing.canonical import canonical  # noqa: E402
 
 CANONICAL = 'Thought: I need the population.\nAction: search\nAction Input: {"query": "Paris"}'
 Outcome = tuple[str, Any, Any, Any]  # kind, tool, input, answer
@@ -213,8 +214,10 @@ def main() -> None:
     strict = sum(mismatch(case["expected"], parse(case["text"])) is None for case in cases)
     print(f"corpus: {len(cases)} completions (tests/corpus/completions.jsonl)")
     print(f"textreact strict accuracy (thoughts, discarded text, hints too): {strict}/{len(cases)}")
-    fast = sum(_fast(text) is not None for text in texts)
-    print(f"read by the fast path (one match, no general reader): {fast}/{len(cases)}")
+    literal = sum(canonical(text) is not None for text in texts)
+    print(f"read by the literal check of the canonical form: {literal}/{len(cases)}")
+    fast = sum(canonical(text) is None and _fast(text) is not None for text in texts)
+    print(f"read by the layout fast path (one match, no general reader): {fast}/{len(cases)}")
     print()
     readers = {
         "textreact": textreact_reader,
@@ -236,8 +239,8 @@ def main() -> None:
         ratio = timings["textreact"] / timings["langchain"]
         print(f"textreact takes {ratio:.2f}x LangChain's time per messy completion")
         pair = {"textreact": textreact_reader, "langchain": present["langchain"]}
-        canonical = per_completion_us(pair, [CANONICAL] * len(texts), repeat)
-        ours, theirs = canonical["textreact"], canonical["langchain"]
+        one_form = per_completion_us(pair, [CANONICAL] * len(texts), repeat)
+        ours, theirs = one_form["textreact"], one_form["langchain"]
         print(
             f"canonical action: textreact {ours:.1f} us, LangChain {theirs:.1f} us "
             f"({ours / theirs:.2f}x)"

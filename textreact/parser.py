@@ -3,10 +3,12 @@ model what to fix. Tolerant of what models really write (see docs/protocol.md fo
 table), pure, and bounded: it never raises for a `str`, and it looks at most SCAN_LIMIT
 characters past any leading reasoning, so a megabyte of garbage costs what 16 KB costs.
 
-A completion of the shapes nearly every reply takes (`keywords.layout`: prose, a Thought, an
-Action and its input or a Final Answer, a continuation to cut) is read here with one match;
-everything else goes to `parsing.reader` (the parts are listed in `textreact.parsing`). The
-general reader makes a few dozen small steps for any reply, which is what this path saves.
+A completion in the canonical form, as the prompt teaches it, is read by one literal match
+(`parsing.canonical`); one of the shapes nearly every reply takes (`keywords.layout`: prose,
+a Thought, an Action and its input or a Final Answer, a continuation to cut) is read here
+with one match; everything else goes to `parsing.reader` (the parts are listed in
+`textreact.parsing`). The general reader makes a few dozen small steps for any reply, which
+is what these paths save.
 The parser's patterns are compiled on the first parse, so importing it compiles almost nothing."""
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 
 from textreact import grammar, jsonish
 from textreact.parsing import inputs
+from textreact.parsing.canonical import canonical
 from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
 from textreact.parsing.keywords import labelled, layout, strip
 from textreact.parsing.reader import Reader as _Reader
@@ -25,8 +28,11 @@ __all__ = ["SCAN_LIMIT", "parse"]
 
 
 def parse(text: str) -> Step:
-    """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors)."""
-    return _fast(text) or _Reader(text).step()
+    """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors).
+    The canonical form is read by one literal match, the shapes most replies take by one
+    match of the layout pattern, and the rest by the general reader: each is tried only when
+    the one before it does not answer, and each that answers gives the reader's step."""
+    return canonical(text) or _fast(text) or _Reader(text).step()
 
 
 def _fast(text: str) -> Action | FinalAnswer | None:
