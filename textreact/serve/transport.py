@@ -1,7 +1,9 @@
 """One request to the upstream -> its response, with the retries, backoff and timeouts the
 openai SDK gives and the errors `textreact.serve.errors` maps, on httpx2 (the SDK's own HTTP
 library) directly: the SDK's per-request work (options models, header building, copies) cost
-the proxy about 0.5 ms of CPU a request, more than its own reading and rendering.
+the proxy about 0.5 ms of CPU a request, more than its own reading and rendering. A plain-http
+upstream with no proxy of the environment before it is asked through `textreact.serve.wire`
+(httpx2's client on a leaner transport); any other keeps httpx2's own.
 
 Retried as the SDK retries: a connection that fails or times out, and a status of 408, 409,
 429 or 5xx, unless the upstream says `x-should-retry: false` (or `true` for any status);
@@ -13,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import urllib.request
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY
+from textreact.models.openai_compat import PLACEHOLDER_API_KEY, retry_after
 from textreact.redact import split_userinfo
 from textreact.serve.errors import connection_fault, secret_keys, status_fault
 
@@ -43,6 +47,8 @@ class Transport:
     ) -> None:
         import httpx2 as httpx
 
+        from textreact.serve.wire import Wire
+
         bare, credentials = split_userinfo(url)
         self.url = url  # as configured: errors show it blanked
         self.key = key
@@ -50,6 +56,7 @@ class Transport:
         self.client = client or httpx.AsyncClient(
             timeout=timeout,
             limits=httpx.Limits(max_connections=_LIMITS[0], max_keepalive_connections=_LIMITS[1]),
+            transport=Wire(keepalive=_LIMITS[1]) if _direct(bare) else None,
         )
         #: A URL's user:password travels as basic auth, as the SDK's httpx sent it.
         self.auth = httpx.BasicAuth(*credentials) if credentials else None
@@ -108,8 +115,20 @@ class Transport:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+def _direct(url: str) -> bool:
+    """Whether `url` is plain http with no proxy of the environment before it, read as httpx2
+    reads it (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`): such an upstream, usually a model server
+    on this machine or network, is asked through `textreact.serve.wire`."""
+    host = urlsplit(url).hostname
+    if not url.lower().startswith("http://") or host is None:
+        return False
+    proxies = urllib.request.getproxies()
+    proxied = proxies.get("http") or proxies.get("all")
+    return not proxied or bool(urllib.request.proxy_bypass(host))
+
+
 def _retried(response: httpx.Response) -> bool:
-    wait = _retry_after(response.headers)
+    wait = retry_after(response.headers)
     if wait is not None and wait > _LONGEST_WAIT:
         return False
     said = response.headers.get("x-should-retry")
@@ -119,19 +138,7 @@ def _retried(response: httpx.Response) -> bool:
 
 
 def _backoff(attempt: int, headers: Mapping[str, str] | None) -> float:
-    wait = _retry_after(headers) if headers is not None else None
+    wait = retry_after(headers)
     if wait is not None and 0 < wait <= _LONGEST_WAIT:
         return wait
     return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait the upstream asks for, in seconds (`retry-after-ms` first); None: none."""
-    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return float(value) / divisor
-            except ValueError:
-                continue
-    return None
