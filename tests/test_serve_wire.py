@@ -26,9 +26,11 @@ class _Server:
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.connections = 0
+        self.writers: list[asyncio.StreamWriter] = []
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self.writers.append(writer)
         try:
             while (await reader.readuntil(b"\r\n\r\n")) and not writer.is_closing():
                 await self.answer(reader, writer)
@@ -48,6 +50,9 @@ async def _client(answer: Answer) -> AsyncIterator[tuple[_Server, httpx.AsyncCli
     finally:
         await client.aclose()
         listening.close()
+        for writer in server.writers:  # each handler reads the end and returns
+            writer.close()
+        await asyncio.sleep(0.01)
 
 
 def _run(test: Callable[[_Server, httpx.AsyncClient, str], Awaitable[None]], answer: Answer):
@@ -119,6 +124,40 @@ def test_a_body_without_a_length_ends_with_its_connection() -> None:
     _run(test, until_close)
 
 
+def test_a_body_larger_than_what_is_held_unread_comes_whole() -> None:
+    body = bytes(range(256)) * 8192  # 2 MiB: reading pauses and resumes on the way
+
+    async def large(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+
+    async def test(server: _Server, client: httpx.AsyncClient, url: str) -> None:
+        async with client.stream("GET", url) as reply:
+            pieces = []
+            async for piece in reply.aiter_bytes():
+                pieces.append(piece)
+                await asyncio.sleep(0)  # a reader slower than the socket
+        assert b"".join(pieces) == body
+        assert (await client.get(url)).content == body and server.connections == 1
+
+    _run(test, large)
+
+
+def test_a_connection_the_server_wrote_to_unasked_is_not_used_again() -> None:
+    async def chatty(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _ok(reader, writer)
+        await asyncio.sleep(0.02)
+        writer.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+
+    async def test(server: _Server, client: httpx.AsyncClient, url: str) -> None:
+        for _ in range(2):
+            assert (await client.get(url)).status_code == 200
+            await asyncio.sleep(0.1)  # the unasked 408 reaches the client
+        assert server.connections == 2
+
+    _run(test, chatty)
+
+
 @pytest.mark.parametrize(
     ("sent", "failure"),
     [
@@ -133,7 +172,7 @@ def test_a_response_that_breaks_off_is_the_failure_httpx2_names(sent, failure) -
         writer.write(sent)
         await writer.drain()
         if failure is httpx.ReadTimeout:
-            await asyncio.sleep(1)
+            await reader.read()  # silent until the client gives up and closes
         writer.close()
 
     async def test(server: _Server, client: httpx.AsyncClient, url: str) -> None:

@@ -17,10 +17,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
 import httptools
 import httpx2 as httpx
+
+#: Bytes of a body held unread before the connection stops reading (a slow client's stream
+#: then slows the upstream, as it did through httpx2's own transport).
+_HELD: Final = 256 * 1024
 
 
 class Wire(httpx.AsyncBaseTransport):
@@ -61,6 +65,7 @@ class Wire(httpx.AsyncBaseTransport):
         return None
 
     def give_back(self, origin: tuple[str, int], connection: _Connection) -> None:
+        connection.busy = False
         idle = self._idle.setdefault(origin, [])
         if connection.usable() and len(idle) < self.keepalive:
             idle.append(connection)
@@ -101,7 +106,7 @@ class _Body(httpx.AsyncByteStream):
         connection = self.connection
         while True:
             while connection.chunks:
-                yield connection.chunks.popleft()
+                yield connection.take()
             if connection.ended:
                 return
             await connection.wait(self.timeout)
@@ -125,6 +130,8 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.lost = False
+        #: A request is in flight: bytes that come while none is are a fault of the server.
+        self.busy = False
         self._waiter: asyncio.Future[None] | None = None
         self._reset()
 
@@ -134,6 +141,7 @@ class _Connection(asyncio.Protocol):
         self.headers: list[tuple[bytes, bytes]] = []
         self.has_head = False
         self.chunks: deque[bytes] = deque()
+        self.held = 0
         self.ended = False
         self.keep_alive = False
         self.failure: Exception | None = None
@@ -144,8 +152,17 @@ class _Connection(asyncio.Protocol):
 
     def send(self, message: bytes) -> None:
         self._reset()
+        self.busy = True
         assert self.transport is not None
         self.transport.write(message)
+
+    def take(self) -> bytes:
+        """The oldest unread piece of the body; reading resumes once little is held."""
+        chunk = self.chunks.popleft()
+        self.held -= len(chunk)
+        if self.held < _HELD and self.transport is not None and not self.lost:
+            self.transport.resume_reading()
+        return chunk
 
     def close(self) -> None:
         if self.transport is not None:
@@ -185,6 +202,10 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if not self.busy:  # nothing asked (a 408 before an idle close): never used again
+            self.lost = True
+            self.close()
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -217,6 +238,9 @@ class _Connection(asyncio.Protocol):
 
     def on_body(self, body: bytes) -> None:
         self.chunks.append(body)
+        self.held += len(body)
+        if self.held >= _HELD and self.transport is not None:
+            self.transport.pause_reading()
         self._wake()
 
     def on_message_complete(self) -> None:
