@@ -46,6 +46,7 @@ from serve_support import CLOCK, WEATHER  # noqa: E402
 
 from textreact.serve import ServeConfig  # noqa: E402
 from textreact.serve.cli import handed_over  # noqa: E402
+from textreact.serve.connections import uvicorn_options  # noqa: E402
 from textreact.serve.convert import parse_request, text_messages  # noqa: E402
 from textreact.serve.reply import completion_body  # noqa: E402
 from textreact.serve.request import request_tools  # noqa: E402
@@ -160,7 +161,8 @@ def _upstream(port: int) -> None:
     app = Starlette(routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
     ])  # fmt: skip
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    # h11, whatever else is installed: the same upstream before and after a change to the proxy
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", http="h11")
 
 
 def _free_port() -> int:
@@ -187,9 +189,13 @@ def _processes(workers: int) -> Iterator[Served]:
     upstream.start()
     base = f"http://127.0.0.1:{up_port}/v1"
     config = ServeConfig(base, constrain="off", max_retries=0)
+    options = uvicorn_options(config)  # as `textreact serve` runs: its protocol and bounds
+    protocol = f"{options['http'].__module__}:{options['http'].__qualname__}"
     command = [sys.executable, "-m", "uvicorn", "textreact.serve.cli:app_from_environment",
                "--factory", "--port", str(port), "--workers", str(workers),
-               "--log-level", "warning"]  # fmt: skip
+               "--log-level", "warning", "--http", protocol,
+               "--timeout-keep-alive", str(int(options["timeout_keep_alive"])),
+               "--limit-concurrency", str(options["limit_concurrency"])]  # fmt: skip
     with handed_over(config) as variables:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         proxy = subprocess.Popen(command, env={**os.environ, **variables, "PYTHONPATH": path})

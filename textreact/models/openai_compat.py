@@ -500,7 +500,7 @@ def sdk_fault(
             f"the model server at {url} rejected the API key that was given (HTTP 401: "
             f"{message}); check --api-key or {key_variable}"
         )
-    wait = _retry_after(exc)
+    wait = retry_after(getattr(getattr(exc, "response", None), "headers", None))
     if isinstance(exc, sdk.APIStatusError) and wait is not None and made <= max_retries:
         return ModelError(
             f"the model server at {url} refused with HTTP {exc.status_code} and asked to wait "
@@ -565,14 +565,16 @@ def _tries_made(exc: Exception, max_retries: int) -> int:
         return max_retries + 1
 
 
-def _retry_after(exc: Exception) -> float | None:
-    """The wait in seconds that a refusal asked for (`retry-after-ms` or `retry-after`)."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """The wait in seconds that a response's headers ask for (`retry-after-ms` first, then
+    `retry-after`); a value that is not a finite number above 0 (`nan`, `inf`, `-1`, `0`, a
+    date) asks for nothing, and the other header is read. The proxy's transport and the
+    model clients read it alike."""
     if headers is None:
         return None
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
         try:
-            value = float(headers.get(name)) / divisor
+            value = float(headers.get(name)) / divisor  # None: a TypeError
         except (TypeError, ValueError):
             continue
         if math.isfinite(value) and value > 0:

@@ -1,17 +1,22 @@
-"""uvicorn's h11 protocol -> the same with a deadline on each request's head, so that a
+"""uvicorn's httptools protocol -> the same with a deadline on each request's head, so that a
 client sending a byte at a time cannot hold a connection for ever (uvicorn's keep-alive timer
-stops at a request's first byte). Given to uvicorn by `connections.uvicorn_options`."""
+stops at a request's first byte). Given to uvicorn by `connections.uvicorn_options`.
+
+On httptools (the C parser of uvicorn[standard]) rather than h11: on a proxy whose upstream
+answers at once, h11's parsing and checks took about a tenth of the proxy's CPU a request
+(bench/serve_bench.py; docs/serve.md, Scale)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
-class ServeProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on each request's head: `timeout_keep_alive`
-    seconds from the connection's start, or from its last response, to the end of the head."""
+class ServeProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline on each request's head:
+    `timeout_keep_alive` seconds from the connection's start, or from its last response, to
+    the end of the head."""
 
     _deadline: asyncio.TimerHandle | None = None
 
@@ -19,15 +24,14 @@ class ServeProtocol(H11Protocol):
         super().connection_made(transport)
         self._arm()
 
-    def handle_events(self) -> None:
-        cycle = self.cycle
-        super().handle_events()
-        if self.cycle is not cycle:  # a new request's head came whole
-            self._disarm()
+    def on_headers_complete(self) -> None:
+        self._disarm()  # a new request's head came whole
+        super().on_headers_complete()
 
     def on_response_complete(self) -> None:
+        waiting = bool(self.pipeline)  # a request whose head came whole is started next
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if not waiting and not self.transport.is_closing():
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:

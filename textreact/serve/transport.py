@@ -16,7 +16,7 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY
+from textreact.models.openai_compat import PLACEHOLDER_API_KEY, retry_after
 from textreact.redact import split_userinfo
 from textreact.serve.errors import connection_fault, secret_keys, status_fault
 
@@ -109,7 +109,7 @@ class Transport:
 
 
 def _retried(response: httpx.Response) -> bool:
-    wait = _retry_after(response.headers)
+    wait = retry_after(response.headers)
     if wait is not None and wait > _LONGEST_WAIT:
         return False
     said = response.headers.get("x-should-retry")
@@ -119,19 +119,8 @@ def _retried(response: httpx.Response) -> bool:
 
 
 def _backoff(attempt: int, headers: Mapping[str, str] | None) -> float:
-    wait = _retry_after(headers) if headers is not None else None
+    wait = retry_after(headers)
     if wait is not None and 0 < wait <= _LONGEST_WAIT:
         return wait
     return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
 
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait the upstream asks for, in seconds (`retry-after-ms` first); None: none."""
-    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return float(value) / divisor
-            except ValueError:
-                continue
-    return None
