@@ -5,20 +5,25 @@ the repository the suite makes), so a run's figures measure the model, not the s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from textreact.compare.suite import load_suite, score
-from textreact.loading import load_tools
+from textreact.loading import load_object
 from textreact.tools import ToolBox
 
 SUITE = Path(__file__).parent.parent / "bench" / "mcptasks"
 
 
 @pytest.fixture(scope="module")
-def box() -> ToolBox:
-    return ToolBox(load_tools(f"{SUITE / 'tools.py'}:TOOLS"))
+def box() -> Iterator[ToolBox]:
+    """The suite's tools (its `TOOLS` are its connection's); the servers are closed after this
+    module, so no thread of theirs outlives its tests."""
+    connection = load_object(f"{SUITE / 'tools.py'}:CONNECTION", "connection", "x.py:NAME")
+    yield ToolBox(connection.tools)
+    connection.close()
 
 
 def test_the_suite_offers_only_the_tools_that_read(box: ToolBox) -> None:

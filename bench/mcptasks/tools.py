@@ -67,6 +67,7 @@ _SERVERS = [
 #: repository under the tasks that follow it.
 READING = ("get_current_time", "convert_time", "git_status", "git_diff*", "git_log", "git_show",
            "git_branch")  # fmt: skip
-_CONNECTION = connect(_SERVERS, allow=READING)
-atexit.register(_CONNECTION.close)
-TOOLS = list(_CONNECTION.tools)
+#: The open connection (closed when the process ends, or by whoever closes it first).
+CONNECTION = connect(_SERVERS, allow=READING)
+atexit.register(CONNECTION.close)
+TOOLS = list(CONNECTION.tools)

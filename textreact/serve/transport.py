@@ -23,6 +23,9 @@ from textreact.serve.errors import connection_fault, secret_keys, status_fault
 if TYPE_CHECKING:
     import httpx2 as httpx
 
+#: The backoff's jitter, drawn from a generator of its own: a library leaves the global
+#: `random` state to the program that uses it.
+_JITTER = random.Random()
 _RETRIED: Final = frozenset({408, 409, 429})
 _LONGEST_WAIT: Final = 60.0
 #: As the SDK: at most this many connections, this many of them kept alive.
@@ -122,5 +125,5 @@ def _backoff(attempt: int, headers: Mapping[str, str] | None) -> float:
     wait = retry_after(headers)
     if wait is not None and 0 < wait <= _LONGEST_WAIT:
         return wait
-    return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
+    return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * _JITTER.random())
 
