@@ -117,8 +117,12 @@ def _chinese(d: Drawer, step: Any) -> dict[str, Any]:
 
 
 @functools.cache
+@functools.cache
 def _spellings(pattern: str) -> tuple[str, ...]:
-    """Every string an alias fragment matches (literals, [classes] and `?` are all it uses)."""
+    """Every string an alias fragment matches (literals, [classes] and `?` are all it uses).
+    Checked with a pattern kept out of `regex`'s own cache: when that cache is full, `regex`
+    evicts with the global `random`, and a strategy that moves the global random state is one
+    Hypothesis refuses."""
     found = [""]
     i = 0
     while i < len(pattern):
@@ -130,7 +134,8 @@ def _spellings(pattern: str) -> tuple[str, ...]:
         if pattern[i : i + 1] == "?":
             options, i = [*options, ""], i + 1
         found = [f + o for f in found for o in options]
-    if not all(regex.fullmatch(pattern, f, regex.IGNORECASE) for f in found):
+    compiled = regex.compile(pattern, regex.IGNORECASE, cache_pattern=False)
+    if not all(compiled.fullmatch(f) for f in found):
         raise ValueError(f"grammar alias {pattern!r} uses syntax the fuzz kit cannot expand")
     return tuple(found)
 

@@ -47,6 +47,9 @@ _ALIAS = regex.compile(
     "|".join(spelling for spellings in ALIASES.values() for spelling in spellings),
     regex.IGNORECASE,
 )
+#: Compiled once, here: a pattern `regex` caches may be evicted with the global `random`, and
+#: a strategy that moves the global random state is one Hypothesis refuses.
+_SEPARATOR = regex.compile(r"[ _.\-]")
 _STOP_LABELS = tuple(LABELS[lang][OBSERVATION].lower() for lang in LABELS)
 
 
@@ -61,7 +64,7 @@ def _words(d: Drawer, low: int, high: int, make: Any = word) -> list[str]:
 
 
 def _is_name(name: str) -> bool:
-    words = [name, *regex.split(r"[ _.\-]", name)]
+    words = [name, *_SEPARATOR.split(name)]
     return not any(w.lower() in _RESERVED or _ALIAS.fullmatch(w) for w in words)
 
 
