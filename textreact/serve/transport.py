@@ -126,4 +126,3 @@ def _backoff(attempt: int, headers: Mapping[str, str] | None) -> float:
     if wait is not None and 0 < wait <= _LONGEST_WAIT:
         return wait
     return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * _JITTER.random())
-
