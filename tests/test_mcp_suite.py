@@ -45,6 +45,8 @@ def test_the_expected_answers_are_what_the_servers_say(box: ToolBox) -> None:
 
     log = said("git_log", repo_path=repo, max_count=20)
     assert log.count("Commit: ") == 5 and score(tasks["git-count"], "5")[0]
+    newest = said("git_log", repo_path=repo, max_count=1)  # a copied log is no count
+    assert not score(tasks["git-count"], " ".join(newest.split()))[0]
     assert score(tasks["git-last-message"], log.split("Message: ")[1].splitlines()[0])[0]
     assert score(tasks["git-first-commit"], log.split("Message: ")[-1].splitlines()[0])[0]
     assert score(tasks["git-unstaged"], said("git_status", repo_path=repo))[0]
