@@ -117,7 +117,6 @@ def _chinese(d: Drawer, step: Any) -> dict[str, Any]:
 
 
 @functools.cache
-@functools.cache
 def _spellings(pattern: str) -> tuple[str, ...]:
     """Every string an alias fragment matches (literals, [classes] and `?` are all it uses).
     Checked with a pattern kept out of `regex`'s own cache: when that cache is full, `regex`
