@@ -10,6 +10,7 @@ import pytest
 from corpus import load
 from hypothesis import given
 from hypothesis import strategies as st
+from parse_support import near_canonical
 
 from textreact.grammar import render_step
 from textreact.parser import _Reader, parse
@@ -80,15 +81,11 @@ def test_the_literal_check_agrees_on_any_rendered_step(step: object, tail: str) 
 
 
 _LABELS = ["Thought: ", "Action: ", "Action Input: ", "Final Answer: ", "Observation:", ""]
-_PIECES = st.sampled_from(
+_PIECES = (
     ["search", "x", " ", "\t", ":", "<", "**", "{", "}", '"q"', ": ", ", ", "None", "'",
      "final_answer", "\x00", "\u200b", "\xa0", "Action: ", "```", "\n", "1", "\r", "\x85"]
 )  # fmt: skip
-_near_canonical = st.lists(
-    st.tuples(st.sampled_from(_LABELS), st.lists(_PIECES, max_size=6).map("".join)),
-    min_size=1,
-    max_size=4,
-).map(lambda lines: "\n".join(label + value for label, value in lines))
+_near_canonical = near_canonical(_LABELS, _PIECES)
 
 
 @given(_near_canonical)

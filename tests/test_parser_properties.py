@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from parse_support import near_canonical
 
 from textreact.grammar import LANGUAGES, render_step
 from textreact.parser import _fast, _Reader, parse
@@ -105,15 +106,11 @@ def test_markup_that_opens_a_value_belongs_to_the_value(text: str) -> None:
 
 _LABELS = ["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:", "思考：",
            "行动：", "行动输入：", "最终答案：", "Observed:"]  # fmt: skip
-_VALUE_PIECES = st.sampled_from(
+_VALUE_PIECES = (
     ["search", "x", " ", "  ", "\t", ":", "：", "<", "</think>", "**", "__", "{", "}", '"q"',
      '"x"', ": ", ", ", "None", "final_answer", "\x00", "\u200b", "Answer:", "\n", "1"]
 )  # fmt: skip
-_near_canonical = st.lists(
-    st.tuples(st.sampled_from(_LABELS), st.lists(_VALUE_PIECES, max_size=6).map("".join)),
-    min_size=1,
-    max_size=4,
-).map(lambda lines: "\n".join(label + value for label, value in lines))
+_near_canonical = near_canonical(_LABELS, _VALUE_PIECES)
 
 
 @given(_near_canonical, st.sampled_from(["", "\n", "\n\n", " "]))
