@@ -1,12 +1,11 @@
 """The loop, once, without I/O: a generator that asks its driver (`agent.py`) to call the model
-(`Ask`), run a tool (`RunTool`) and offer a call to `before_call` (`Consult`), yields each
-`Turn`, and returns the `Result`. One turn: offer the tools, ask, read the reply (protocol),
-judge it (`verdict.judge`, shared with serve), then act: a cut reply is re-asked once, a format
-error is explained and counted, an answer ends the run, and each call is prepared once, answered
-from the first result when it repeats one (unless its tool's result may change), offered to
-`before_call`, run and observed. Stop reasons are decided here alone. The run's policies
-(`textreact.policy`) are asked at fixed points: the offer, a call before it runs, a result, an
-answer, a stop."""
+(`Ask`), run a tool (`RunTool`) and consult `before_call` (`Consult`), yields each `Turn` and
+returns the `Result`. A turn offers the tools, asks, reads the reply through the protocol, judges
+it (`verdict.judge`, shared with serve) and acts: a cut reply is re-asked once, a format error is
+explained, an answer ends the run, a call is prepared, answered from its first result when it
+repeats one (unless its tool's result may change), offered to `before_call`, run and observed.
+Stop reasons are decided here alone; the policies (`textreact.policy`) are asked at fixed points:
+the offer, a call before it runs, a result, an answer, a stop."""
 
 from __future__ import annotations
 
@@ -54,15 +53,14 @@ class _Run:
 
     def run(self) -> Generator[Effect, Any, steps.Result]:
         stop: StopReason | None = None  # decided by `turn`, the step limit or an interrupt
+        s = self.s
         try:
             while stop is None:
                 stop = yield from self.turn()
-                if stop is None and self.requests >= self.s.max_steps:
+                if stop is None and self.requests >= s.max_steps:
                     stop = "max_steps"
-                    if self.s.best_effort:  # one request without tools for a best-effort answer
-                        note = self.s.protocol.note(
-                            "best_effort", self.lang, max_steps=str(self.s.max_steps)
-                        )
+                    if s.best_effort:  # one request without tools for a best-effort answer
+                        note = s.protocol.note("best_effort", self.lang, max_steps=str(s.max_steps))
                         request = self.request(Offer(tuple(self.tools), "none"), preface=note)
                         yield from self.tool_less(request, note, "best_effort")
         except KeyboardInterrupt:
@@ -80,12 +78,11 @@ class _Run:
     def request(self, offer: Offer, preface: str | None = None, keep: int = 0) -> Request:
         self.asked_at = len(self.turns)
         memory = replace(self.s.memory, keep_recent=self.s.memory.keep_recent + keep)
-        opening = self.opening
-        if offer.relist:  # the prompt lists the tools offered (as the run holds them) alone
-            names = {t.name for t in offer.tools}
-            listed = [t for t in self.tools if t.name in names]
-            opening = self.s.protocol.opening(self.question, listed, self.lang)
-        return self.s.protocol.request(
+        listed, protocol = offer.listed(self.tools), self.s.protocol  # None: the opening's list
+        opening = (
+            self.opening if listed is None else protocol.opening(self.question, listed, self.lang)
+        )
+        return protocol.request(
             opening, self.turns, offer.tools, memory=memory, lang=self.lang,
             preface=preface, tool_choice=offer.tool_choice,
         )  # fmt: skip
@@ -167,12 +164,8 @@ class _Run:
             self.answer, self.source = verdict.step.answer, "model"
             return (yield from self.end(turn, "final_answer"))
         for i, action in enumerate(reading.steps):
-            if i:  # a native reply's later calls share its message
-                turn = replace(
-                    turn, index=len(self.turns) + 1, text="", usage=Usage(), model_seconds=0.0,
-                    note=None, joined=True, policy_notes=(),
-                )  # fmt: skip
-            yield from self.record((yield from self.act(replace(turn, step=action))))
+            call = turn.joined_by(len(self.turns) + 1, action) if i else replace(turn, step=action)
+            yield from self.record((yield from self.act(call)))
         return None
 
     def act(self, turn: Turn) -> Generator[Effect, Any, Turn]:
@@ -181,28 +174,25 @@ class _Run:
         prepared = s.toolbox.prepare(step.tool, step.input, s.lang)  # type: ignore[union-attr]
         if isinstance(prepared, ToolResult):
             return self.observed(turn, prepared)
+        tool, arguments = prepared.tool.name, prepared.arguments
         refused = self.policies.check_call(prepared)
         if refused is not None:
             note, check = refused
-            tool, arguments, text = prepared.tool.name, prepared.arguments, check.observation
-            result = ToolResult(tool, arguments, error=text, error_kind="not_run")
-            return noted(turn, note, result=result, observation=text)
+            result = ToolResult(tool, arguments, error=check.observation, error_kind="not_run")
+            return noted(turn, note, result=result, observation=check.observation)
         earlier = self.done.get(prepared.key) if prepared.tool.cache else None
         if earlier is not None:  # twice in a row, the model is asked to answer (`again`)
             text = observation.repeated_call(
-                prepared.tool.name, earlier.index, earlier.observation or "", s.lang,
+                tool, earlier.index, earlier.observation or "", s.lang,
                 again=bool(self.turns) and self.turns[-1].note == "repeated_call",
                 failed=earlier.is_error, question=self.question,
-                others=self.others(prepared.tool.name),
+                others=self.others(tool),
                 found=[t.observation or "" for t in self.done.values() if not t.is_error],
             )  # fmt: skip
             return replace(turn, result=earlier.result, observation=text, note="repeated_call")
-        veto = (yield Consult(prepared.tool.name, prepared.arguments)) if s.before_call else None
+        veto = (yield Consult(tool, arguments)) if s.before_call else None
         if veto is not None:
-            error, kind = str(veto), "vetoed"
-            result = ToolResult(
-                prepared.tool.name, prepared.arguments, error=error, error_kind=kind
-            )
+            result = ToolResult(tool, arguments, error=str(veto), error_kind="vetoed")
             return self.observed(replace(turn, note="vetoed"), result)
         limit = prepared.tool.result_limit or s.observation_limit
         present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
@@ -217,9 +207,8 @@ class _Run:
     def observed(self, turn: Turn, result: ToolResult) -> Turn:
         tool = self.s.toolbox.resolve(result.tool)
         limit = (tool.result_limit if tool is not None else None) or self.s.observation_limit
-        text = observation.observe(
-            result, limit=limit, lang=self.lang, others=self.others(result.tool)
-        )
+        others = self.others(result.tool)
+        text = observation.observe(result, limit=limit, lang=self.lang, others=others)
         return replace(turn, result=result, observation=text)
 
     def alone(

@@ -38,6 +38,11 @@ class Offer:
     #: Once a policy sets it, the later ones' offers keep it.
     relist: bool = False
 
+    def listed(self, tools: Sequence[Tool]) -> list[Tool] | None:
+        """The tools the prompt lists, in `tools`' order, when `relist`; else None."""
+        names = {t.name for t in self.tools}
+        return [t for t in tools if t.name in names] if self.relist else None
+
 
 @dataclass(frozen=True)
 class SendBack:

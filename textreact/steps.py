@@ -4,7 +4,7 @@ what the model sent back. Frozen, so a stored step can be re-rendered but never 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Union
 
 
@@ -214,6 +214,14 @@ class Turn:
     constrained: bool = False
     #: What the run's policies changed at this turn, in the order they did it.
     policy_notes: tuple[PolicyNote, ...] = ()
+
+    def joined_by(self, index: int, step: Step) -> Turn:
+        """A later call of this native reply: it shares the reply's message, so it has no text,
+        usage or time of its own."""
+        return replace(
+            self, index=index, step=step, text="", usage=Usage(), model_seconds=0.0, note=None,
+            joined=True, policy_notes=(),
+        )  # fmt: skip
 
     @property
     def thought(self) -> str | None:
