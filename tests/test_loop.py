@@ -188,6 +188,17 @@ def test_an_action_resets_the_format_error_count(protocol: str, driver: str) -> 
     assert (result.stop_reason, result.answer) == ("final_answer", "2")
 
 
+@drivers
+def test_a_copied_placeholder_answer_is_asked_again_and_the_real_one_ends_the_run(driver: str):
+    """The format's placeholder (`Final Answer: the answer`) copied is a format error, so
+    the model is asked again and a real answer after it is the run's."""
+    result, script = run("text", driver, [answer("the answer"), answer("42")])
+    assert (result.answer, result.stop_reason) == ("42", "final_answer")
+    first = result.steps[0]
+    assert first.is_error and "placeholder" in (first.observation or "")
+    assert "placeholder" in text_of(script.requests[1][-1])
+
+
 @both
 @drivers
 def test_a_second_format_error_in_a_row_is_answered_differently(protocol: str, driver: str):

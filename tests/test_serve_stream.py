@@ -34,7 +34,7 @@ ANSWERS = [
     "Thought: two lines.\nFinal Answer: First line.\nSecond line, with Action words inside.",
     "**Final Answer:** Bold label, then the answer.",
     "Thought: x\nFinal Answer: 42\nObservation: hallucinated",
-    "Final Answer: the answer\nAction: get_time\nAction Input: {}",
+    "Final Answer: the answer is below\nAction: get_time\nAction Input: {}",
     "思考：很简单。\n最终答案：巴黎现在18度，天气晴朗。",
     "Just prose with no keyword at all.",
 ]
@@ -66,6 +66,24 @@ def test_streamed_content_is_exactly_the_answer_however_the_reply_is_split(reply
     assert not [e for e in events if e[0] == "call"]
     thought = parse(reply).thought
     assert thought is None or thought not in _content(events)
+
+
+@given(
+    st.sampled_from(
+        [
+            "Thought: I now know the answer.\nFinal Answer: the answer",
+            "Final Answer: The answer.\n\n",
+            "思考：我现在知道答案了。\n最终答案：答案",
+        ]
+    ),
+    st.lists(st.integers(0, 80), max_size=20),
+)
+def test_a_placeholder_answer_sends_nothing_however_the_reply_is_split(reply, cuts) -> None:
+    """The format's placeholder is no answer (a format error the proxy re-asks), and no
+    prefix of it went out as content before the reply ended."""
+    verdict, events = _feed(reply, [c for c in cuts if c <= len(reply)], Judge(TOOLS))
+    assert isinstance(verdict, Problem) and parse(reply).problem == "placeholder"
+    assert events == []
 
 
 @given(st.sampled_from(CALLS), st.lists(st.integers(0, 120), max_size=30))

@@ -123,6 +123,8 @@ def hint(problem: str, lang: str, tool: str | None = None, example: str | None =
     """The hint for `problem` in `lang`. The parser knows no tools and shows the tool named (or
     a placeholder); the loop, which knows them, passes a real tool and its example input,
     since small models copy a placeholder literally."""
+    if problem == "placeholder":  # the forms would show a placeholder answer once more
+        return templates.note("parse_placeholder_hint", lang)
     if problem in _TOOL_HINTS:
         section, placeholder = _TOOL_HINTS[problem]
         shown = placeholder if problem == "no_input" or example is None else example
@@ -162,6 +164,35 @@ def implicit_problem(body: str) -> str | None:
     ):
         return "fragment"
     return None
+
+
+def is_placeholder(answer: str) -> bool:
+    """Whether `answer` is what the prompt's format or a hint shows in place of an answer
+    (`the answer`, `答案`, `your answer to the question`), in any language: a model that copies
+    the placeholder has answered nothing."""
+    return _folded(answer) in _placeholders()
+
+
+def may_be_placeholder(answer: str) -> bool:
+    """Whether `answer`, still growing, may yet read as a placeholder: one streamed is held
+    back until it cannot."""
+    folded = _folded(answer)
+    return any(placeholder.startswith(folded) for placeholder in _placeholders())
+
+
+@lru_cache(maxsize=1)
+def _placeholders() -> frozenset[str]:
+    label = "$final_answer "
+    found = set()
+    for lang in grammar.LANGUAGES:
+        found.add(_folded(templates.note("parse_answer", lang)))
+        lines = templates.load_template("format.md", lang).splitlines()
+        found.update(_folded(line[len(label) :]) for line in lines if line.startswith(label))
+    return frozenset(found)
+
+
+def _folded(text: str) -> str:
+    return text.strip(" \t\r\n.。!！\"'“”`*_").casefold()
 
 
 def states_intention(text: str) -> bool:

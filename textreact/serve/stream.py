@@ -26,6 +26,7 @@ from textreact import grammar
 from textreact.models import Message
 from textreact.parser import SCAN_LIMIT, parse
 from textreact.parsing.keywords import AS_NEWLINE, BLANKS, JUNK, Scanner, strip
+from textreact.parsing.messages import may_be_placeholder
 from textreact.parsing.window import Window
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import Chunks
@@ -97,6 +98,8 @@ class Committer:
         self._settled, self._base, self._plain = settled, None, None
         step = parse(text[:settled])
         if isinstance(step, FinalAnswer) and not step.implicit and self._answers_allowed():
+            if not self.answering and may_be_placeholder(step.answer):
+                return []  # the whole reply may read as a format error yet
             events = self._answer(step.answer.rstrip(), step.thought)
             self._base = step if self.sent == step.answer else None
             return events
