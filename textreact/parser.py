@@ -32,7 +32,9 @@ def parse(text: str) -> Step:
     """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors).
     The canonical form is read by one literal match, the shapes most replies take by one
     match of the layout pattern, and the rest by the general reader: each is tried only when
-    the one before it does not answer, and each that answers gives the reader's step."""
+    the one before it does not answer, and each that answers gives the reader's step. An
+    answer that is a placeholder the prompt shows (`the answer`) is no answer, whichever path
+    read it."""
     step = canonical(text) or _fast(text) or _Reader(text).step()
     if isinstance(step, FinalAnswer) and messages.is_placeholder(step.answer):
         fragment = messages.quote(step.answer)
