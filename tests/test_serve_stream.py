@@ -82,7 +82,7 @@ def test_a_placeholder_answer_sends_nothing_however_the_reply_is_split(reply, cu
     """The format's placeholder is no answer (a format error the proxy re-asks), and no
     prefix of it went out as content before the reply ended."""
     verdict, events = _feed(reply, [c for c in cuts if c <= len(reply)], Judge(TOOLS))
-    assert isinstance(verdict, Problem) and parse(reply).problem == "placeholder"
+    assert isinstance(verdict, Problem) and "placeholder" in verdict.observation
     assert events == []
 
 

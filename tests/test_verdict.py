@@ -174,3 +174,35 @@ def test_serve_passes_a_call_on_exactly_when_the_verdict_is_a_call(
     served = Judge(builtin_tools(), choice).read(Completion(text, finish_reason))
     verdict = judge(parse(text), finish_reason, choice, box, "en", this_turn=True)
     assert isinstance(served, Call) == (verdict.kind == "call")
+
+
+# a placeholder copied from the prompt
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thought: I now know the answer.\nFinal Answer: the answer",
+        "Final Answer: The answer.",
+        "**Final Answer:** the answer",
+        "Final Answer: your answer to the question",
+        "思考：我现在知道答案了。\n最终答案：答案",
+    ],
+)
+def test_a_placeholder_the_prompt_shows_is_no_answer(text: str, box: ToolBox) -> None:
+    """The placeholders come from the prompt files, in every language. `parse` reads what is
+    written; the judgement refuses it, with a hint that shows no placeholder again."""
+    assert isinstance(parse(text), FinalAnswer)
+    verdict = _judge(text, box)
+    assert verdict.kind == "format_error" and verdict.step.problem == "placeholder"
+    hint = verdict.step.hint
+    assert "Answer: the answer" not in hint and "your answer" not in hint
+    assert "答案：答案" not in hint and "对问题的回答" not in hint
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Final Answer: The answer is 42.", "Final Answer: the answers differ", "最终答案：答案是42"],
+)
+def test_an_answer_that_only_begins_like_a_placeholder_is_an_answer(text, box) -> None:
+    assert _judge(text, box).kind == "answer"

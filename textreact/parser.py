@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 
 from textreact import grammar, jsonish
-from textreact.parsing import inputs, messages
+from textreact.parsing import inputs
 from textreact.parsing.canonical import canonical
 from textreact.parsing.inputs import is_no_action, names_final_answer, read_input
 from textreact.parsing.keywords import labelled, layout, strip
 from textreact.parsing.reader import Reader as _Reader
-from textreact.parsing.reader import lang_of
 from textreact.parsing.window import SCAN_LIMIT, reasoning_end, residue_start
 from textreact.steps import Action, FinalAnswer, Step
 
@@ -32,16 +31,8 @@ def parse(text: str) -> Step:
     """Read one completion; never raises for a `str` (the model's mistakes are FormatErrors).
     The canonical form is read by one literal match, the shapes most replies take by one
     match of the layout pattern, and the rest by the general reader: each is tried only when
-    the one before it does not answer, and each that answers gives the reader's step. An
-    answer that is a placeholder the prompt shows (`the answer`) is no answer, whichever path
-    read it."""
-    step = canonical(text) or _fast(text) or _Reader(text).step()
-    if isinstance(step, FinalAnswer) and messages.is_placeholder(step.answer):
-        fragment = messages.quote(step.answer)
-        return messages.error(
-            "placeholder", lang_of(text), rest=step.discarded_text, fragment=fragment
-        )
-    return step
+    the one before it does not answer, and each that answers gives the reader's step."""
+    return canonical(text) or _fast(text) or _Reader(text).step()
 
 
 def _fast(text: str) -> Action | FinalAnswer | None:

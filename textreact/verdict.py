@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from textreact import observation
+from textreact.parsing import messages
 from textreact.steps import Action, FinalAnswer, FormatError, Step
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ def judge(
     may come first; with `this_turn` (serve: one request, one reply) a call of another tool is
     no call of the named one either. A reply cut by the token limit is "cut", never an
     answer, unless it is an action the model completed before it rambled on (the parser cut
-    what followed): that call stands."""
+    what followed): that call stands. An answer that is a placeholder the prompt shows (`the
+    answer`) is a format error: the model copied the form, it did not answer (`parse` reads
+    it as the answer it is written as)."""
     if finish_reason == "content_filter":
         return Verdict("filtered", step)
     if this_turn and isinstance(step, Action) and choice not in _CHOICES:
@@ -62,6 +65,9 @@ def judge(
         if tool is not None and tool.name != choice:  # another tool: no call of the named one
             step = FinalAnswer("", step.thought)
     broken = observation.against_choice(step, choice, box.tools, lang)
+    if broken is None and isinstance(step, FinalAnswer) and messages.is_placeholder(step.answer):
+        quoted = messages.quote(step.answer)
+        broken = messages.error("placeholder", lang, rest=step.discarded_text, fragment=quoted)
     step = broken or step
     if finish_reason == "length" and not (isinstance(step, Action) and step.discarded_text):
         return Verdict("cut", step)

@@ -35,7 +35,7 @@ class Reader:
     def step(self) -> Step:
         window = self.window
         if window.start is None:
-            return messages.error("all_reasoning", lang_of(self.text))
+            return messages.error("all_reasoning", _lang_of(self.text))
         scanner = Scanner(self.text, window)
         tokens, decision = self._tokens(scanner)
         if scanner.bare_lines and (
@@ -43,7 +43,7 @@ class Reader:
         ):
             tokens, decision = self._bare(tokens, decision)
         # tokens[0] is the text before the first keyword; the first keyword's language rules
-        lang = tokens[1].lang if len(tokens) > 1 else lang_of(self.text[window.start :])
+        lang = tokens[1].lang if len(tokens) > 1 else _lang_of(self.text[window.start :])
         blob = self._blob_before(tokens, decision, lang)
         if blob is not None:
             return blob
@@ -291,7 +291,5 @@ class Reader:
         return FinalAnswer(answer, thought, False, rest)
 
 
-def lang_of(text: str) -> str:
-    """The language of a completion's messages: Chinese when it has Han characters and is
-    not all ASCII."""
+def _lang_of(text: str) -> str:
     return "en" if text.isascii() else "zh" if _HAN.search(text[:2000]) else "en"

@@ -17,7 +17,6 @@ import regex
 from hypothesis import strategies as st
 
 from textreact.grammar import ALIASES, KEYWORD_LINE, LABELS, OBSERVATION
-from textreact.parsing.messages import is_placeholder
 from textreact.steps import Action, FinalAnswer
 from textreact.testing.draw import Drawer, strategy, until
 
@@ -141,8 +140,7 @@ def _is_plain_text(text: str) -> bool:
 
 
 def answer(d: Drawer) -> str:
-    """One to three lines of words, each word starting and ending with a letter or digit;
-    never a placeholder the prompt shows (`the answer`), which is no answer."""
+    """One to three lines of words, each word starting and ending with a letter or digit."""
 
     def lines(d: Drawer) -> str:
         return "\n".join(
@@ -150,7 +148,7 @@ def answer(d: Drawer) -> str:
             for _ in range(d.integer(1, 3))
         )
 
-    return until(d, lines, lambda text: _is_plain_text(text) and not is_placeholder(text))
+    return until(d, lines, _is_plain_text)
 
 
 def thought(d: Drawer) -> str | None:
