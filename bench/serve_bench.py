@@ -16,6 +16,13 @@ Each prints its figures and the ratio a target is set on: the proxy's own time p
 too, which load on a shared machine disturbs less than wall time), and the wall time of 64
 concurrent clients through the proxy over the same directly (target: at most 1.2x).
 
+Beside the proxy, two floors are measured the same way, in processes of their own: a TCP
+relay that reads no HTTP (what one more process on the path costs on this machine) and a bare
+pass-through on the proxy's stack (uvicorn with its protocol, Starlette, httpx2's client; no
+work of its own). The proxy's time over the pass-through's is its own work; the pass-through's
+over the relay's is the stack's. The targets, sequential and concurrent, take turns (rounds of
+requests), so that a change in the machine's load falls on all of them alike.
+
 Run: python bench/serve_bench.py [--quick]   (--quick: a few seconds, smaller counts)"""
 
 from __future__ import annotations
@@ -171,23 +178,92 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _relay(port: int, upstream_port: int) -> None:
+    """A floor: a TCP relay that copies each connection's bytes to the upstream and back and
+    reads no HTTP at all, what any proxy in its own process costs on this machine (the
+    sends and the waking of one more process each way)."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def serve() -> None:
+        server = await asyncio.start_server(connect, "127.0.0.1", port)
+        await server.serve_forever()
+
+    asyncio.run(serve())
+
+
+def _bare(port: int, upstream: str) -> None:
+    """A floor: a pass-through on the proxy's own stack (uvicorn with its protocol and
+    bounds, Starlette, httpx2's client) that sends each request's body to the upstream and
+    its reply back and does nothing else, what the stack costs before the proxy's work."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    client = httpx.AsyncClient(timeout=60)
+
+    async def chat(request: Any) -> Response:
+        reply = await client.post(
+            upstream + "/chat/completions",
+            content=await request.body(),
+            headers={"Content-Type": "application/json"},
+        )
+        return Response(reply.content, reply.status_code, media_type="application/json")
+
+    async def health(request: Any) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    app = Starlette(routes=[
+        Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
+    ])  # fmt: skip
+    options = uvicorn_options(ServeConfig(upstream))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **options)
+
+
 @dataclasses.dataclass(frozen=True)
 class Served:
-    """The upstream's and the proxy's URLs, and the proxy's process (its CPU time is read)."""
+    """The upstream's and the proxy's URLs, and the proxy's process (its CPU time is read);
+    with `floors`, the URL and process of each floor (`_relay`, `_bare`) by name."""
 
     upstream: str
     url: str
     pid: int
+    floors: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
+
+
+#: The floors, by the name the bench prints.
+FLOORS = {"a bare pass-through on the same stack": _bare, "a TCP relay, no HTTP read": _relay}
 
 
 @contextlib.contextmanager
-def _processes(workers: int) -> Iterator[Served]:
-    """The upstream and the proxy, each in processes of their own, so that neither shares
-    this process's interpreter lock with the clients."""
+def _processes(workers: int, *, floors: bool = False) -> Iterator[Served]:
+    """The upstream and the proxy (and with `floors`, each floor), each in processes of their
+    own, so that none shares this process's interpreter lock with the clients."""
+    spawn = multiprocessing.get_context("spawn")
     up_port, port = _free_port(), _free_port()
-    upstream = multiprocessing.get_context("spawn").Process(target=_upstream, args=(up_port,))
+    upstream = spawn.Process(target=_upstream, args=(up_port,))
     upstream.start()
     base = f"http://127.0.0.1:{up_port}/v1"
+    started: dict[str, tuple[str, multiprocessing.process.BaseProcess]] = {}
+    for name, run in FLOORS.items() if floors else ():
+        floor_port = _free_port()
+        argument = up_port if run is _relay else base
+        started[name] = (
+            f"http://127.0.0.1:{floor_port}/v1",
+            spawn.Process(target=run, args=(floor_port, argument)),
+        )
+        started[name][1].start()
     config = ServeConfig(base, constrain="off", max_retries=0)
     options = uvicorn_options(config)  # as `textreact serve` runs: its protocol and bounds
     protocol = f"{options['http'].__module__}:{options['http'].__qualname__}"
@@ -201,14 +277,18 @@ def _processes(workers: int) -> Iterator[Served]:
         proxy = subprocess.Popen(command, env={**os.environ, **variables, "PYTHONPATH": path})
         url = f"http://127.0.0.1:{port}/v1"
         try:
-            _wait_for(base)
-            _wait_for(url)
-            yield Served(base, url, proxy.pid)
+            for waited in (base, url, *(floor_url for floor_url, _ in started.values())):
+                _wait_for(waited)
+            running = {
+                name: (floor_url, process.pid) for name, (floor_url, process) in started.items()
+            }
+            yield Served(base, url, proxy.pid, running)
         finally:
             proxy.terminate()
             proxy.wait(30)
-            upstream.terminate()
-            upstream.join(30)
+            for process in (*(process for _, process in started.values()), upstream):
+                process.terminate()
+                process.join(30)
 
 
 def _wait_for(url: str) -> None:
@@ -243,32 +323,66 @@ async def _many(url: str, count: int, body: dict[str, Any]) -> tuple[list[float]
         return list(times), time.perf_counter() - started
 
 
-async def _sequential(url: str, body: dict[str, Any], requests: int) -> float:
+#: Requests to each target in a row, before the next target's turn.
+_ROUND = 20
+
+
+async def _rounds(
+    targets: dict[str, tuple[str, dict[str, Any]]], requests: int
+) -> dict[str, float]:
+    """Median seconds per request to each target (URL, body), one request at a time, after
+    10 to warm each; the targets take turns, _ROUND requests each, so that a change in the
+    machine's load falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in targets}
     async with httpx.AsyncClient(timeout=60) as client:
-        for _ in range(10):
-            await _timed(client, url, body)
-        return statistics.median([await _timed(client, url, body) for _ in range(requests)])
+        for url, body in targets.values():
+            for _ in range(10):
+                await _timed(client, url, body)
+        for _ in range(_rounds_of(requests)):
+            for name, (url, body) in targets.items():
+                times[name] += [await _timed(client, url, body) for _ in range(_ROUND)]
+    return {name: statistics.median(taken) for name, taken in times.items()}
+
+
+def _rounds_of(requests: int) -> int:
+    return max(1, requests // _ROUND)
 
 
 DIRECT = {"model": "m", "messages": HISTORY}
 
 
-def http_time(served: Served, requests: int) -> tuple[float, float, float]:
-    """Median seconds per request through the proxy and directly, one at a time, to an
-    upstream that answers at once; and the proxy's CPU seconds per request."""
-    cpu = _cpu_seconds(served.pid)
-    through = asyncio.run(_sequential(served.url, BODY, requests))
-    cpu = (_cpu_seconds(served.pid) - cpu) / (requests + 10)
-    direct = asyncio.run(_sequential(served.upstream, DIRECT, requests))
-    return through, direct, cpu
+def http_time(served: Served, requests: int) -> dict[str, tuple[float, float]]:
+    """Per target, the median seconds a request, one at a time, to an upstream that answers at
+    once, and the CPU seconds a request of the process in between (0 for "direct"): asked
+    directly, through the proxy ("proxy"), and through each of `served.floors`."""
+    targets = {"direct": (served.upstream, DIRECT, 0), "proxy": (served.url, BODY, served.pid)}
+    targets.update({name: (url, BODY, pid) for name, (url, pid) in served.floors.items()})
+    before = {name: _cpu_seconds(pid) for name, (_, _, pid) in targets.items() if pid}
+    medians = asyncio.run(
+        _rounds({name: (url, body) for name, (url, body, _) in targets.items()}, requests)
+    )
+    sent = _rounds_of(requests) * _ROUND + 10
+    return {
+        name: (medians[name], (_cpu_seconds(pid) - before[name]) / sent if pid else 0.0)
+        for name, (_, _, pid) in targets.items()
+    }
 
 
 def concurrency(
-    served: Served, count: int, delay: float
-) -> tuple[tuple[list[float], float], tuple[list[float], float]]:
-    """(each time, the wall time) of `count` clients at once, directly and through the proxy."""
-    direct = asyncio.run(_many(served.upstream, count, {**DIRECT, "delay": delay}))
-    return direct, asyncio.run(_many(served.url, count, {**BODY, "delay": delay}))
+    served: Served, count: int, delay: float, rounds: int
+) -> dict[str, tuple[list[float], float]]:
+    """Per target, each client's time and the wall time of `count` clients at once: directly
+    ("direct"), through the proxy ("proxy"), and through each of `served.floors`. The targets
+    take turns for `rounds` rounds, and the round with the median wall time is kept for each."""
+    targets = {"direct": (served.upstream, DIRECT), "proxy": (served.url, BODY)}
+    targets.update({name: (url, BODY) for name, (url, _) in served.floors.items()})
+    runs: dict[str, list[tuple[list[float], float]]] = {name: [] for name in targets}
+    for _ in range(rounds):
+        for name, (url, body) in targets.items():
+            runs[name].append(asyncio.run(_many(url, count, {**body, "delay": delay})))
+    return {
+        name: sorted(taken, key=lambda run: run[1])[rounds // 2] for name, taken in runs.items()
+    }
 
 
 def stream_time(deltas: int) -> float:
@@ -336,22 +450,43 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  cold (tools made anew):  {cold * 1000:.3f} ms")
     print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for workers in (1,) if quick else (1, 2):
-        with _processes(workers) as served:
+        with _processes(workers, floors=workers == 1) as served:
             if workers == 1:
-                through, direct, cpu = http_time(served, 60 if quick else 400)
-                print("one request at a time over loopback HTTP, upstream answering at once")
-                print(f"  through the proxy: {through * 1000:.2f} ms   direct: "
-                      f"{direct * 1000:.2f} ms (medians)")  # fmt: skip
-                print(f"  proxy's own time: {(through - direct) * 1000:.2f} ms a request "
-                      f"(target <= 1 ms); its CPU: {cpu * 1000:.2f} ms a request")  # fmt: skip
-            count = 64
-            (direct_times, direct_wall), (times_, wall) = concurrency(served, count, 0.2)
-            print(f"{count} concurrent clients, upstream taking 0.2 s a reply, --workers {workers}")
-            print(f"  through the proxy: median {statistics.median(times_):.3f} s, max "
-                  f"{max(times_):.3f} s each; all in {wall:.3f} s")  # fmt: skip
-            print(f"  directly:          median {statistics.median(direct_times):.3f} "
-                  f"s, max {max(direct_times):.3f} s each; all in {direct_wall:.3f} s")  # fmt: skip
-            print(f"  ratio, through / direct (wall): {wall / direct_wall:.2f}x   target <= 1.2x")
+                print_http_time(http_time(served, 60 if quick else 400))
+            print_concurrency(concurrency(served, 64, 0.2, 1 if quick else 3), 64, workers)
+
+
+def print_http_time(times: dict[str, tuple[float, float]]) -> None:
+    direct = times["direct"][0]
+    print("one request at a time over loopback HTTP, upstream answering at once (medians)")
+    print(f"  {'directly':<46} {direct * 1000:6.2f} ms")
+    for name, (through, cpu) in times.items():
+        if name == "direct":
+            continue
+        target = " (target <= 1 ms)" if name == "proxy" else ""
+        print(f"  {'through ' + ('the proxy' if name == 'proxy' else name):<46} "
+              f"{through * 1000:6.2f} ms   own time {(through - direct) * 1000:.2f} ms{target}, "
+              f"CPU {cpu * 1000:.2f} ms a request")  # fmt: skip
+    bare = times.get(next(iter(FLOORS)))
+    if bare is not None:
+        print(f"  the proxy's own time over the bare pass-through's (its work): "
+              f"{(times['proxy'][0] - bare[0]) * 1000:.2f} ms; CPU "
+              f"{(times['proxy'][1] - bare[1]) * 1000:.2f} ms")  # fmt: skip
+
+
+def print_concurrency(runs: dict[str, tuple[list[float], float]], count: int, workers: int) -> None:
+    print(f"{count} concurrent clients, upstream taking 0.2 s a reply, --workers {workers}")
+    direct_wall = runs["direct"][1]
+    for name, (times, wall) in runs.items():
+        label = (
+            "directly"
+            if name == "direct"
+            else "through " + ("the proxy" if name == "proxy" else name)
+        )
+        ratio = "" if name == "direct" else f"; {wall / direct_wall:.2f}x direct"
+        target = "   target <= 1.2x" if name == "proxy" else ""
+        print(f"  {label:<46} median {statistics.median(times):.3f} s, max "
+              f"{max(times):.3f} s each; all in {wall:.3f} s{ratio}{target}")  # fmt: skip
 
 
 if __name__ == "__main__":
