@@ -124,11 +124,22 @@ def _tool_key() -> re.Pattern[str]:
     )
 
 
+@cache
+def _key_hint() -> re.Pattern[str]:
+    """What every tool key holds as written: one of TOOL_KEYS, or the backslash of an escape
+    that may spell one. A text with neither has no key to look for: a search for these
+    literals costs a fraction of one for the key pattern, whose lookbehind the regex engine
+    tries at every position in Python's steps."""
+    return re.compile("|".join(map(re.escape, sorted(TOOL_KEYS))) + r"|\\")
+
+
 def tool_key_starts(text: str) -> list[int]:
     """Where each key that could name the tool of a call written as JSON starts in `text`
     (its opening quote, if any): for `observation.quote_keywords`, whose mark there breaks
     the object for the JSON reader, so a tool's output cannot pose as a call."""
-    starts = []
+    starts: list[int] = []
+    if _key_hint().search(text) is None:
+        return starts
     for match in _tool_key().finditer(text):
         if match["unquoted"] is not None:
             starts.append(match.start("unquoted"))

@@ -7,6 +7,7 @@ the values that could hold one (those with a colon), and never inside a Final An
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
@@ -111,6 +112,24 @@ def labelled(text: str, start: int, end: int) -> bool:
     if text.find(":", start, end) < 0 and text.find("：", start, end) < 0:
         return False
     return _patterns().labels.search(text, start, end) is not None
+
+
+#: A search of `text[begin:end]`, as `re.Pattern.search` takes its arguments.
+_Search = Callable[[str, int, int], "re.Match[str] | None"]
+
+
+def inline_search(text: str, begin: int, end: int) -> re.Match[str] | None:
+    """The first keyword written mid-line in `text[begin:end]`: the inline pattern tried only
+    where a canonical label starts. The pattern opens with lookbehinds, which the regex engine
+    tries at every position in Python's steps; the labels are literals, whose first letters
+    it finds in C, and each inline keyword starts with one of them."""
+    patterns = _patterns()
+    while (label := patterns.labels.search(text, begin, end)) is not None:
+        match = patterns.inline.match(text, label.start(), end)
+        if match is not None:
+            return match
+        begin = label.start() + 1
+    return None
 
 
 @cache
@@ -284,7 +303,7 @@ class Scanner:
         """Appends a token; an Action's or Action Input's value ends at a line that reads as
         an observation (_OBSERVED), which opens an Observation token there, so that it is cut
         as the model's own observation always is."""
-        if kind in _CALLS and (seen := self._find(_patterns().observed, kind, value, end)):
+        if kind in _CALLS and (seen := self._find(_patterns().observed.search, kind, value, end)):
             found.append(_token(Token, (kind, start, value, seen.start() + 1, lang)))
             kind, start, value = grammar.OBSERVATION, seen.start() + 1, seen.end()
         found.append(_token(Token, (kind, start, value, end, lang)))
@@ -294,24 +313,24 @@ class Scanner:
         Answer)."""
         if kind == grammar.FINAL_ANSWER:
             return None
-        match = self._find(_patterns().inline, kind, begin, end)
+        match = self._find(inline_search, kind, begin, end)
         return None if match is None else (match.start(), match.end(), match.lastgroup)
 
     def _find(
-        self, pattern: re.Pattern[str], kind: str | None, begin: int, end: int
+        self, search: _Search, kind: str | None, begin: int, end: int
     ) -> re.Match[str] | None:
-        """The first match of `pattern` in the `kind` value `text[begin:end]`, outside
+        """The first match `search` finds in the `kind` value `text[begin:end]`, outside
         reasoning blocks and, in an Action Input, past its JSON, so that what its strings
         hold stays in them."""
-        match = self._search(pattern, begin, end)
+        match = self._search(search, begin, end)
         if match is not None and kind == grammar.ACTION_INPUT:
             skip = begin + _json_end(self.text[begin:end])
-            match = match if match.start() >= skip else self._search(pattern, skip, end)
+            match = match if match.start() >= skip else self._search(search, skip, end)
         return match
 
-    def _search(self, pattern: re.Pattern[str], begin: int, end: int) -> re.Match[str] | None:
+    def _search(self, search: _Search, begin: int, end: int) -> re.Match[str] | None:
         window = self.window
-        while (match := pattern.search(self.text, begin, end)) is not None:
+        while (match := search(self.text, begin, end)) is not None:
             if not (window.masks and window.masked(match.start())):
                 return match
             begin = match.end()
@@ -371,6 +390,9 @@ def keyword_starts(text: str) -> list[int]:
         at, spelled_end = match.span(match.lastgroup)
         if match.end() > spelled_end or _heading(folded, match.start() + 1, at, spelled_end):
             starts.append(at - 1)
-    starts.extend(m.start(m.lastgroup) for m in patterns.inline.finditer(text))
+    at = 0
+    while (inline := inline_search(text, at, len(text))) is not None:
+        starts.append(inline.start(inline.lastgroup))
+        at = inline.end()
     starts.extend(m.start("observed") - 1 for m in patterns.observed.finditer("\n" + text))
     return starts
