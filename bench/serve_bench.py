@@ -54,7 +54,7 @@ from serve_support import CLOCK, WEATHER  # noqa: E402
 from textreact.serve import ServeConfig  # noqa: E402
 from textreact.serve.cli import handed_over  # noqa: E402
 from textreact.serve.connections import uvicorn_options  # noqa: E402
-from textreact.serve.convert import parse_request, text_messages  # noqa: E402
+from textreact.serve.convert import earlier_calls, parse_request, text_messages  # noqa: E402
 from textreact.serve.reply import completion_body  # noqa: E402
 from textreact.serve.request import request_tools  # noqa: E402
 from textreact.serve.stream import Committer  # noqa: E402
@@ -107,20 +107,24 @@ REPLY = (
 BODY = {"model": "m", "messages": HISTORY, "tools": TOOLS}
 
 
+def _work() -> None:
+    """The proxy's work on one request, as `serve.app` does it: the body read and checked, the
+    conversation rendered, the earlier calls taken in (a repeated call is answered from
+    them), the reply judged and the response written."""
+    request = parse_request(json.loads(json.dumps(BODY)))
+    text_messages(request)
+    judge = Judge(request.tools, request.tool_choice, earlier=earlier_calls(request))
+    verdict = judge.read(Completion(REPLY))
+    json.dumps(completion_body(verdict, model="m", usage=Usage(10, 5)))
+
+
 def own_time(repeats: int = 2000) -> float:
     """Seconds per request of the proxy's own work (warm: the tools of a request are made
     once per distinct definition, as a framework sends the same ones every turn)."""
-
-    def once() -> None:
-        request = parse_request(json.loads(json.dumps(BODY)))
-        text_messages(request)
-        verdict = Judge(request.tools, request.tool_choice).read(Completion(REPLY))
-        json.dumps(completion_body(verdict, model="m", usage=Usage(10, 5)))
-
-    once()
+    _work()
     started = time.perf_counter()
     for _ in range(repeats):
-        once()
+        _work()
     return (time.perf_counter() - started) / repeats
 
 
@@ -132,10 +136,7 @@ def cold_time(repeats: int = 200) -> float:
     for _ in range(repeats):
         made._tool.cache_clear()
         started = time.perf_counter()
-        request = parse_request(json.loads(json.dumps(BODY)))
-        text_messages(request)
-        verdict = Judge(request.tools, request.tool_choice).read(Completion(REPLY))
-        json.dumps(completion_body(verdict, model="m", usage=Usage(10, 5)))
+        _work()
         total += time.perf_counter() - started
     return total / repeats
 

@@ -72,7 +72,9 @@ def _example(lang: str) -> tuple[Message, ...]:
 
 def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str, str]]:
     """(tool name, arguments, result) of each earlier call that has its result, in order, the
-    result quoted as the model was shown it: what a repeated call is answered from."""
+    result as the client sent it: what a repeated call is answered from. It is made safe
+    (`untrusted`) only when a call repeats it: most turns repeat none, and a framework
+    resends every earlier result on every turn."""
     answered = _results(request.messages)
     found = []
     for message in request.messages:
@@ -83,7 +85,7 @@ def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str,
             result = answered.get(call.get("id")) if isinstance(call, dict) else None
             if isinstance(function, dict) and isinstance(function.get("name"), str) and result:
                 arguments = _arguments(function.get("arguments"))
-                found.append((function["name"], arguments, untrusted(result)))
+                found.append((function["name"], arguments, result))
     return found
 
 

@@ -23,6 +23,7 @@ from textreact import grammar, observation, templates, verdict
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
 from textreact.serve.answers import AnswerFormat
+from textreact.serve.convert import untrusted
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
 from textreact.tools import Tool, ToolBox
 
@@ -134,7 +135,8 @@ class Judge:
         call = Call(prepared.tool, prepared.arguments, thought, repairs)
         if prepared.key in self.earlier:
             number, result = self.earlier[prepared.key]
-            text = observation.repeated_call(prepared.tool.name, number, result, self.lang)
+            shown = untrusted(result)
+            text = observation.repeated_call(prepared.tool.name, number, shown, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
 
