@@ -129,6 +129,16 @@ def per_completion_us(
     return {name: seconds / len(texts) * 1e6 for name, seconds in best.items()}
 
 
+def paths(texts: list[str]) -> dict[str, list[str]]:
+    """The completions by the parser's path that reads them: the literal check of the
+    canonical form, the layout fast path, or the general reader (`textreact.parser.parse`)."""
+    literal = [text for text in texts if canonical(text) is not None]
+    fast = [text for text in texts if canonical(text) is None and _fast(text) is not None]
+    chosen = {id(text) for text in literal + fast}
+    reader = [text for text in texts if id(text) not in chosen]
+    return {"literal check": literal, "layout fast path": fast, "general reader": reader}
+
+
 def pathological(size: int) -> dict[str, str]:
     step = 'Thought: t\nAction: a\nAction Input: {"q": 1}\n'
     return {
@@ -214,9 +224,9 @@ def main() -> None:
     strict = sum(mismatch(case["expected"], parse(case["text"])) is None for case in cases)
     print(f"corpus: {len(cases)} completions (tests/corpus/completions.jsonl)")
     print(f"textreact strict accuracy (thoughts, discarded text, hints too): {strict}/{len(cases)}")
-    literal = sum(canonical(text) is not None for text in texts)
+    by_path = paths(texts)
+    literal, fast = len(by_path["literal check"]), len(by_path["layout fast path"])
     print(f"read by the literal check of the canonical form: {literal}/{len(cases)}")
-    fast = sum(canonical(text) is None and _fast(text) is not None for text in texts)
     print(f"read by the layout fast path (one match, no general reader): {fast}/{len(cases)}")
     print()
     readers = {
@@ -245,6 +255,15 @@ def main() -> None:
             f"canonical action: textreact {ours:.1f} us, LangChain {theirs:.1f} us "
             f"({ours / theirs:.2f}x)"
         )
+        print("by the path that reads a completion (where the time goes):")
+        for path, chosen in paths(texts).items():
+            timed = per_completion_us(pair, chosen, repeat)
+            ours, theirs = timed["textreact"], timed["langchain"]
+            print(
+                f"  {path:<28} {len(chosen):>3} completions: textreact {ours:5.1f} us, "
+                f"LangChain {theirs:4.1f} us ({ours / theirs:.2f}x); "
+                f"{ours * len(chosen) / (timings['textreact'] * len(texts)):.0%} of the time"
+            )
     print()
     print("pathological inputs, ms per parse (best of 3):")
     sizes = (10_000,) if quick else (10_000, 100_000, 1_000_000)
