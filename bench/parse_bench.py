@@ -132,11 +132,19 @@ def per_completion_us(
 def paths(texts: list[str]) -> dict[str, list[str]]:
     """The completions by the parser's path that reads them: the literal check of the
     canonical form, the layout fast path, or the general reader (`textreact.parser.parse`)."""
-    literal = [text for text in texts if canonical(text) is not None]
-    fast = [text for text in texts if canonical(text) is None and _fast(text) is not None]
-    chosen = {id(text) for text in literal + fast}
-    reader = [text for text in texts if id(text) not in chosen]
-    return {"literal check": literal, "layout fast path": fast, "general reader": reader}
+    found: dict[str, list[str]] = {
+        "literal check": [],
+        "layout fast path": [],
+        "general reader": [],
+    }
+    for text in texts:
+        if canonical(text) is not None:
+            found["literal check"].append(text)
+        elif _fast(text) is not None:
+            found["layout fast path"].append(text)
+        else:
+            found["general reader"].append(text)
+    return found
 
 
 def pathological(size: int) -> dict[str, str]:
@@ -256,13 +264,18 @@ def main() -> None:
             f"({ours / theirs:.2f}x)"
         )
         print("by the path that reads a completion (where the time goes):")
-        for path, chosen in paths(texts).items():
-            timed = per_completion_us(pair, chosen, repeat)
-            ours, theirs = timed["textreact"], timed["langchain"]
+        timed = {
+            path: per_completion_us(pair, chosen, repeat)
+            for path, chosen in by_path.items()
+            if chosen
+        }
+        total = sum(timed[path]["textreact"] * len(by_path[path]) for path in timed)
+        for path, figures in timed.items():
+            ours, theirs, count = figures["textreact"], figures["langchain"], len(by_path[path])
             print(
-                f"  {path:<28} {len(chosen):>3} completions: textreact {ours:5.1f} us, "
+                f"  {path:<28} {count:>3} completions: textreact {ours:5.1f} us, "
                 f"LangChain {theirs:4.1f} us ({ours / theirs:.2f}x); "
-                f"{ours * len(chosen) / (timings['textreact'] * len(texts)):.0%} of the time"
+                f"{ours * count / total:.0%} of textreact's time"
             )
     print()
     print("pathological inputs, ms per parse (best of 3):")

@@ -148,20 +148,13 @@ async def _timed(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> f
     return time.perf_counter() - started
 
 
-def _upstream(port: int) -> None:
-    """A loopback upstream of its own process that answers every chat request with REPLY
-    after the body's `delay` seconds (0 without one) without blocking (as a batching server
-    such as vLLM does), over keep-alive connections. The proxy passes `delay` on as it passes
-    every field it does not handle, so one upstream serves both measures."""
+def _run_app(chat: Any, port: int, **options: Any) -> None:
+    """A Starlette app of `chat` (POST /v1/chat/completions) and a health check, on uvicorn at
+    `port` with `options`: the upstream and the bare pass-through are both made so."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.responses import JSONResponse
     from starlette.routing import Route
-
-    async def chat(request: Any) -> JSONResponse:
-        body = json.loads(await request.body())
-        await asyncio.sleep(float(body.get("delay", 0)))
-        return JSONResponse(chat_completion(REPLY))
 
     async def health(request: Any) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -169,14 +162,35 @@ def _upstream(port: int) -> None:
     app = Starlette(routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
     ])  # fmt: skip
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **options)
+
+
+def _upstream(port: int) -> None:
+    """A loopback upstream of its own process that answers every chat request with REPLY
+    after the body's `delay` seconds (0 without one) without blocking (as a batching server
+    such as vLLM does), over keep-alive connections. The proxy passes `delay` on as it passes
+    every field it does not handle, so one upstream serves both measures."""
+    from starlette.responses import JSONResponse
+
+    async def chat(request: Any) -> JSONResponse:
+        body = json.loads(await request.body())
+        await asyncio.sleep(float(body.get("delay", 0)))
+        return JSONResponse(chat_completion(REPLY))
+
     # h11, whatever else is installed: the same upstream before and after a change to the proxy
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", http="h11")
+    _run_app(chat, port, http="h11")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:  # uvicorn's workers need a fixed port
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct free ports (uvicorn's workers need a fixed one): each probe is held
+    until all are bound, so no two can be the same."""
+    with contextlib.ExitStack() as probes:
+        ports = []
+        for _ in range(count):
+            probe = probes.enter_context(socket.socket())
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+        return ports
 
 
 def _relay(port: int, upstream_port: int) -> None:
@@ -193,7 +207,11 @@ def _relay(port: int, upstream_port: int) -> None:
             writer.close()
 
     async def connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+        except OSError:
+            writer.close()  # the client sees the connection close, not a wait
+            return
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
     async def serve() -> None:
@@ -203,16 +221,18 @@ def _relay(port: int, upstream_port: int) -> None:
     asyncio.run(serve())
 
 
-def _bare(port: int, upstream: str) -> None:
+def _bare(port: int, upstream_port: int) -> None:
     """A floor: a pass-through on the proxy's own stack (uvicorn with its protocol and
-    bounds, Starlette, httpx2's client) that sends each request's body to the upstream and
-    its reply back and does nothing else, what the stack costs before the proxy's work."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
+    bounds, Starlette, httpx2's client with the proxy's connection limits) that sends each
+    request's body to the upstream and its reply back and does nothing else, what the stack
+    costs before the proxy's work."""
+    from starlette.responses import Response
 
-    client = httpx.AsyncClient(timeout=60)
+    from textreact.serve.transport import _LIMITS
+
+    upstream = f"http://127.0.0.1:{upstream_port}/v1"
+    limits = httpx.Limits(max_connections=_LIMITS[0], max_keepalive_connections=_LIMITS[1])
+    client = httpx.AsyncClient(timeout=60, limits=limits)
 
     async def chat(request: Any) -> Response:
         reply = await client.post(
@@ -222,14 +242,7 @@ def _bare(port: int, upstream: str) -> None:
         )
         return Response(reply.content, reply.status_code, media_type="application/json")
 
-    async def health(request: Any) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    app = Starlette(routes=[
-        Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
-    ])  # fmt: skip
-    options = uvicorn_options(ServeConfig(upstream))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **options)
+    _run_app(chat, port, **uvicorn_options(ServeConfig(upstream)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,28 +256,36 @@ class Served:
     floors: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
 
 
-#: The floors, by the name the bench prints.
-FLOORS = {"a bare pass-through on the same stack": _bare, "a TCP relay, no HTTP read": _relay}
+#: The floor the proxy's own work is measured over.
+BARE = "a bare pass-through on the same stack"
+#: The floors, by the name the bench prints; each runs as `floor(port, upstream_port)`.
+FLOORS = {BARE: _bare, "a TCP relay, no HTTP read": _relay}
+
+
+def _stopped(process: multiprocessing.process.BaseProcess) -> None:
+    process.terminate()
+    process.join(30)
+    if process.is_alive():
+        process.kill()
+
+
+def _popen_stopped(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 @contextlib.contextmanager
 def _processes(workers: int, *, floors: bool = False) -> Iterator[Served]:
     """The upstream and the proxy (and with `floors`, each floor), each in processes of their
-    own, so that none shares this process's interpreter lock with the clients."""
+    own, so that none shares this process's interpreter lock with the clients; each is
+    stopped on the way out, whatever fails on the way in."""
     spawn = multiprocessing.get_context("spawn")
-    up_port, port = _free_port(), _free_port()
-    upstream = spawn.Process(target=_upstream, args=(up_port,))
-    upstream.start()
+    named = FLOORS if floors else {}
+    up_port, port, *floor_ports = _free_ports(2 + len(named))
     base = f"http://127.0.0.1:{up_port}/v1"
-    started: dict[str, tuple[str, multiprocessing.process.BaseProcess]] = {}
-    for name, run in FLOORS.items() if floors else ():
-        floor_port = _free_port()
-        argument = up_port if run is _relay else base
-        started[name] = (
-            f"http://127.0.0.1:{floor_port}/v1",
-            spawn.Process(target=run, args=(floor_port, argument)),
-        )
-        started[name][1].start()
     config = ServeConfig(base, constrain="off", max_retries=0)
     options = uvicorn_options(config)  # as `textreact serve` runs: its protocol and bounds
     protocol = f"{options['http'].__module__}:{options['http'].__qualname__}"
@@ -273,23 +294,26 @@ def _processes(workers: int, *, floors: bool = False) -> Iterator[Served]:
                "--log-level", "warning", "--http", protocol,
                "--timeout-keep-alive", str(int(options["timeout_keep_alive"])),
                "--limit-concurrency", str(options["limit_concurrency"])]  # fmt: skip
-    with handed_over(config) as variables:
+    with contextlib.ExitStack() as stack:
+        started: dict[str, tuple[str, int]] = {}
+        for target, args, name in [
+            (_upstream, (up_port,), None),
+            *((run, (floor_port, up_port), name) for (name, run), floor_port in zip(
+                named.items(), floor_ports, strict=True)),
+        ]:  # fmt: skip
+            process = spawn.Process(target=target, args=args, daemon=True)
+            process.start()
+            stack.callback(_stopped, process)
+            if name is not None:
+                started[name] = (f"http://127.0.0.1:{args[0]}/v1", process.pid or 0)
+        variables = stack.enter_context(handed_over(config))
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         proxy = subprocess.Popen(command, env={**os.environ, **variables, "PYTHONPATH": path})
+        stack.callback(_popen_stopped, proxy)
         url = f"http://127.0.0.1:{port}/v1"
-        try:
-            for waited in (base, url, *(floor_url for floor_url, _ in started.values())):
-                _wait_for(waited)
-            running = {
-                name: (floor_url, process.pid) for name, (floor_url, process) in started.items()
-            }
-            yield Served(base, url, proxy.pid, running)
-        finally:
-            proxy.terminate()
-            proxy.wait(30)
-            for process in (*(process for _, process in started.values()), upstream):
-                process.terminate()
-                process.join(30)
+        for waited in (base, url, *(floor_url for floor_url, _ in started.values())):
+            _wait_for(waited)
+        yield Served(base, url, proxy.pid, started)
 
 
 def _wait_for(url: str) -> None:
@@ -301,7 +325,7 @@ def _wait_for(url: str) -> None:
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
-    raise RuntimeError(f"the proxy at {url} did not start")
+    raise RuntimeError(f"the server at {url} did not start")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -457,36 +481,39 @@ def main(argv: list[str] | None = None) -> None:
             print_concurrency(concurrency(served, 64, 0.2, 1 if quick else 3), 64, workers)
 
 
+def _label(name: str) -> str:
+    """How a target of `http_time` and `concurrency` is printed."""
+    return {"direct": "directly", "proxy": "through the proxy"}.get(name, "through " + name)
+
+
 def print_http_time(times: dict[str, tuple[float, float]]) -> None:
+    """`http_time`'s figures: each target's median and own time over asking directly, its
+    CPU a request, and the proxy's time and CPU over the bare pass-through's (its work)."""
     direct = times["direct"][0]
     print("one request at a time over loopback HTTP, upstream answering at once (medians)")
-    print(f"  {'directly':<46} {direct * 1000:6.2f} ms")
     for name, (through, cpu) in times.items():
         if name == "direct":
+            print(f"  {_label(name):<46} {direct * 1000:6.2f} ms")
             continue
         target = " (target <= 1 ms)" if name == "proxy" else ""
-        print(f"  {'through ' + ('the proxy' if name == 'proxy' else name):<46} "
-              f"{through * 1000:6.2f} ms   own time {(through - direct) * 1000:.2f} ms{target}, "
+        own = (through - direct) * 1000
+        print(f"  {_label(name):<46} {through * 1000:6.2f} ms   own time {own:.2f} ms{target}, "
               f"CPU {cpu * 1000:.2f} ms a request")  # fmt: skip
-    bare = times.get(next(iter(FLOORS)))
-    if bare is not None:
-        print(f"  the proxy's own time over the bare pass-through's (its work): "
-              f"{(times['proxy'][0] - bare[0]) * 1000:.2f} ms; CPU "
-              f"{(times['proxy'][1] - bare[1]) * 1000:.2f} ms")  # fmt: skip
+    if BARE in times:
+        (proxy, proxy_cpu), (bare, bare_cpu) = times["proxy"], times[BARE]
+        work, work_cpu = (proxy - bare) * 1000, (proxy_cpu - bare_cpu) * 1000
+        print(f"  the proxy's own time over the bare pass-through's (its work): {work:.2f} ms; "
+              f"CPU {work_cpu:.2f} ms")  # fmt: skip
 
 
 def print_concurrency(runs: dict[str, tuple[list[float], float]], count: int, workers: int) -> None:
+    """`concurrency`'s figures: each target's times, and its wall time over the direct one's."""
     print(f"{count} concurrent clients, upstream taking 0.2 s a reply, --workers {workers}")
     direct_wall = runs["direct"][1]
     for name, (times, wall) in runs.items():
-        label = (
-            "directly"
-            if name == "direct"
-            else "through " + ("the proxy" if name == "proxy" else name)
-        )
         ratio = "" if name == "direct" else f"; {wall / direct_wall:.2f}x direct"
         target = "   target <= 1.2x" if name == "proxy" else ""
-        print(f"  {label:<46} median {statistics.median(times):.3f} s, max "
+        print(f"  {_label(name):<46} median {statistics.median(times):.3f} s, max "
               f"{max(times):.3f} s each; all in {wall:.3f} s{ratio}{target}")  # fmt: skip
 
 

@@ -128,8 +128,8 @@ def _tool_key() -> re.Pattern[str]:
 def _key_hint() -> re.Pattern[str]:
     """What every tool key holds as written: one of TOOL_KEYS, or the backslash of an escape
     that may spell one. A text with neither has no key to look for: a search for these
-    literals costs a fraction of one for the key pattern, whose lookbehind the regex engine
-    tries at every position in Python's steps."""
+    literals, whose first letters the regex engine skips to, costs a fraction of one for the
+    key pattern, which opens with a lookbehind and so is started at every position."""
     return re.compile("|".join(map(re.escape, sorted(TOOL_KEYS))) + r"|\\")
 
 

@@ -120,9 +120,9 @@ _Search = Callable[[str, int, int], "re.Match[str] | None"]
 
 def inline_search(text: str, begin: int, end: int) -> re.Match[str] | None:
     """The first keyword written mid-line in `text[begin:end]`: the inline pattern tried only
-    where a canonical label starts. The pattern opens with lookbehinds, which the regex engine
-    tries at every position in Python's steps; the labels are literals, whose first letters
-    it finds in C, and each inline keyword starts with one of them."""
+    where a canonical label starts. A pattern that opens with a lookbehind gives the regex
+    engine no prefix to skip to, so it starts its full matcher at every position; the labels
+    are literals, whose first letters it skips to, and each inline keyword starts with one."""
     patterns = _patterns()
     while (label := patterns.labels.search(text, begin, end)) is not None:
         match = patterns.inline.match(text, label.start(), end)

@@ -223,6 +223,7 @@ class _Proxy:
             config.lang,
             earlier=earlier_calls(call),
             answer_format=call.answer_format,
+            limit=config.observation_limit,
         )
         messages = text_messages(
             call, lang=config.lang, limit=config.observation_limit, example=config.example

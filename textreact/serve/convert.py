@@ -24,6 +24,7 @@ __all__ = [
     "earlier_calls",
     "parse_request",
     "request_tools",
+    "shown_result",
     "text_messages",
     "untrusted",
 ]
@@ -72,8 +73,8 @@ def _example(lang: str) -> tuple[Message, ...]:
 
 def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str, str]]:
     """(tool name, arguments, result) of each earlier call that has its result, in order, the
-    result as the client sent it: what a repeated call is answered from. It is made safe
-    (`untrusted`) only when a call repeats it: most turns repeat none, and a framework
+    result as the client sent it: what a repeated call is answered from. It is shown
+    (`shown_result`) only when a call repeats it: most turns repeat none, and a framework
     resends every earlier result on every turn."""
     answered = _results(request.messages)
     found = []
@@ -92,6 +93,12 @@ def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str,
 def untrusted(text: str) -> str:
     """A tool's result made safe to show the model, as `observe` makes one."""
     return observation.quote_keywords(observation.neutralise_control_tokens(text))
+
+
+def shown_result(result: str, limit: int | None) -> str:
+    """A tool's result as the model is shown it, in the conversation and again when a call
+    repeats it: cut to `limit` characters (head and tail kept) when given, made safe."""
+    return untrusted(observation.truncate(result, limit) if limit is not None else result)
 
 
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -154,8 +161,7 @@ def _assistant(
         turns.append({"role": "assistant", "content": grammar.render_step(action, lang)})
         result = answered.get(call.get("id"))
         if result is not None:
-            shown = observation.truncate(result, limit) if limit is not None else result
-            safe = untrusted(shown)
+            safe = shown_result(result, limit)
             turns.append({"role": "user", "content": grammar.render_observation(safe, lang)})
     return turns
 

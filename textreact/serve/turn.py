@@ -23,7 +23,7 @@ from textreact import grammar, observation, templates, verdict
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
 from textreact.serve.answers import AnswerFormat
-from textreact.serve.convert import untrusted
+from textreact.serve.convert import shown_result
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
 from textreact.tools import Tool, ToolBox
 
@@ -85,8 +85,12 @@ class Judge:
         *,
         earlier: Sequence[tuple[str, dict[str, Any] | str, str]] = (),
         answer_format: AnswerFormat | None = None,
+        limit: int | None = None,
     ) -> None:
         self.tools = tuple(tools)
+        #: The characters an earlier result is cut to when a repeated call is shown it again,
+        #: as the conversation showed it (`--observation-limit`); None: whole.
+        self.limit = limit
         #: What a final answer must be (`response_format`); None: any text.
         self.answer_format = answer_format
         self.box = ToolBox(self.tools)
@@ -135,7 +139,7 @@ class Judge:
         call = Call(prepared.tool, prepared.arguments, thought, repairs)
         if prepared.key in self.earlier:
             number, result = self.earlier[prepared.key]
-            shown = untrusted(result)
+            shown = shown_result(result, self.limit)
             text = observation.repeated_call(prepared.tool.name, number, shown, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
