@@ -579,6 +579,16 @@ def test_a_repeated_call_is_shown_its_earlier_result_as_the_conversation_showed_
     assert shown in sent_messages(upstream, 1)[-1]["content"]  # the repeated call's note
 
 
+def test_a_repeat_is_found_whatever_spelling_of_the_tool_either_call_used() -> None:
+    respelled = 'Action: Get-Weather\nAction Input: {"city": "Paris"}'
+    earlier = json.loads(json.dumps(ASKED))
+    earlier[-2]["tool_calls"][0]["function"]["name"] = "GET_WEATHER"
+    for messages, reply in ((ASKED, respelled), (earlier, CALL)):
+        with proxy([text(reply), text(ANSWER)]) as (upstream, url):
+            client(url).chat.completions.create(model="m", messages=messages, tools=[WEATHER])
+        assert "already called get_weather" in sent_messages(upstream, 1)[-1]["content"]
+
+
 def test_a_call_repeated_after_the_reask_is_passed_on() -> None:
     with proxy([text(CALL), text(CALL)]) as (_, url):
         reply = client(url).chat.completions.create(model="m", messages=ASKED, tools=[WEATHER])

@@ -97,12 +97,10 @@ class Judge:
         self.tool_choice = tool_choice
         self.lang = lang
         self.protocol = TextProtocol(examples=[])
-        #: Each earlier call with a result, by its identity: (step number, result).
-        self.earlier: dict[tuple[str, str], tuple[int, str]] = {}
-        for number, (name, arguments, result) in enumerate(earlier, 1):
-            prepared = self.box.prepare(name, arguments, lang)
-            if not isinstance(prepared, ToolResult):
-                self.earlier.setdefault(prepared.key, (number, result))
+        #: Each earlier call with a result, numbered from 1, as the request holds it.
+        self.earlier = list(enumerate(earlier, 1))
+        #: By tool name, its earlier calls by their identity: (step number, result).
+        self._repeats: dict[str, dict[tuple[str, str], tuple[int, str]]] = {}
 
     def read(self, completion: Completion) -> Verdict:
         """What the reply means for this request."""
@@ -137,12 +135,28 @@ class Judge:
             return Problem(text, _one_line(prepared.error or ""), kept, kept, thought)
         repairs = action.repairs + prepared.repairs
         call = Call(prepared.tool, prepared.arguments, thought, repairs)
-        if prepared.key in self.earlier:
-            number, result = self.earlier[prepared.key]
+        repeats = self._repeats_of(prepared.tool)
+        if prepared.key in repeats:
+            number, result = repeats[prepared.key]
             shown = shown_result(result, self.limit)
             text = observation.repeated_call(prepared.tool.name, number, shown, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
+
+    def _repeats_of(self, tool: Tool) -> dict[tuple[str, str], tuple[int, str]]:
+        """The earlier calls of `tool` by their identity (the first of each kept), validated
+        when a call of that tool is first judged: most replies call a tool the conversation
+        has not called, or none, and a framework resends every earlier call on every turn."""
+        repeats = self._repeats.get(tool.name)
+        if repeats is None:
+            repeats = self._repeats[tool.name] = {}
+            for number, (name, arguments, result) in self.earlier:
+                if self.box.resolve(name) is not tool:
+                    continue
+                prepared = self.box.prepare(name, arguments, self.lang)
+                if not isinstance(prepared, ToolResult):
+                    repeats.setdefault(prepared.key, (number, result))
+        return repeats
 
     def _answer(self, answer: str, kept: str, thought: str | None) -> Answer | Problem:
         """The answer, as the JSON `response_format` asks for when it asks for one."""
