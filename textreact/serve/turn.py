@@ -98,7 +98,7 @@ class Judge:
         self.lang = lang
         self.protocol = TextProtocol(examples=[])
         #: Each earlier call with a result, numbered from 1, as the request holds it.
-        self.earlier = list(enumerate(earlier, 1))
+        self._earlier = list(enumerate(earlier, 1))
         #: By tool name, its earlier calls by their identity: (step number, result).
         self._repeats: dict[str, dict[tuple[str, str], tuple[int, str]]] = {}
 
@@ -150,7 +150,7 @@ class Judge:
         repeats = self._repeats.get(tool.name)
         if repeats is None:
             repeats = self._repeats[tool.name] = {}
-            for number, (name, arguments, result) in self.earlier:
+            for number, (name, arguments, result) in self._earlier:
                 if self.box.resolve(name) is not tool:
                     continue
                 prepared = self.box.prepare(name, arguments, self.lang)
