@@ -255,6 +255,13 @@ class Served:
     pid: int
     floors: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
 
+    def targets(self) -> dict[str, tuple[str, dict[str, Any], int]]:
+        """What the bench asks, by name: (URL, body, the process in between, 0 for none),
+        directly ("direct"), through the proxy ("proxy"), and through each floor."""
+        found = {"direct": (self.upstream, DIRECT, 0), "proxy": (self.url, BODY, self.pid)}
+        found.update({name: (url, BODY, pid) for name, (url, pid) in self.floors.items()})
+        return found
+
 
 #: The floor the proxy's own work is measured over.
 BARE = "a bare pass-through on the same stack"
@@ -380,8 +387,7 @@ def http_time(served: Served, requests: int) -> dict[str, tuple[float, float]]:
     """Per target, the median seconds a request, one at a time, to an upstream that answers at
     once, and the CPU seconds a request of the process in between (0 for "direct"): asked
     directly, through the proxy ("proxy"), and through each of `served.floors`."""
-    targets = {"direct": (served.upstream, DIRECT, 0), "proxy": (served.url, BODY, served.pid)}
-    targets.update({name: (url, BODY, pid) for name, (url, pid) in served.floors.items()})
+    targets = served.targets()
     before = {name: _cpu_seconds(pid) for name, (_, _, pid) in targets.items() if pid}
     medians = asyncio.run(
         _rounds({name: (url, body) for name, (url, body, _) in targets.items()}, requests)
@@ -399,11 +405,10 @@ def concurrency(
     """Per target, each client's time and the wall time of `count` clients at once: directly
     ("direct"), through the proxy ("proxy"), and through each of `served.floors`. The targets
     take turns for `rounds` rounds, and the round with the median wall time is kept for each."""
-    targets = {"direct": (served.upstream, DIRECT), "proxy": (served.url, BODY)}
-    targets.update({name: (url, BODY) for name, (url, _) in served.floors.items()})
+    targets = served.targets()
     runs: dict[str, list[tuple[list[float], float]]] = {name: [] for name in targets}
     for _ in range(rounds):
-        for name, (url, body) in targets.items():
+        for name, (url, body, _) in targets.items():
             runs[name].append(asyncio.run(_many(url, count, {**body, "delay": delay})))
     return {
         name: sorted(taken, key=lambda run: run[1])[rounds // 2] for name, taken in runs.items()
