@@ -132,7 +132,7 @@ def test_accepted(expression: str, expected: float) -> None:
         ("(-8)**(1/3)", "not a real number"),
         ("(" * 13 + "1" + ")" * 13, "nested too deeply"),
         ("(" * 100 + "1" + ")" * 100, "characters long"),
-        ("-" * 199 + "1", "more than 50 parts"),
+        ("-" * 199 + "1", "nested too deeply"),  # a run of signs nests: depth before count
         ("1+" * 60 + "1", "more than 50 parts"),
         ("1" * 5000, "5000 characters long"),
         ("1" * 199, "exceeds the limit"),

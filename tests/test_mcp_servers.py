@@ -22,7 +22,7 @@ import pytest
 from textreact import Agent, ScriptedModel
 from textreact.cli import main
 from textreact.errors import ConfigError, MissingExtraError
-from textreact.mcp import Connection, ServerSpec, confirm_calls, connect
+from textreact.mcp import Connection, ServerSpec, connect
 from textreact.observation import DEFAULT_LIMIT
 from textreact.policies import small_model
 from textreact.prompt import system_prompt
@@ -42,7 +42,9 @@ def answer(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def faults():
-    with connect([FAULTS_SPEC], timeout=3) as connection:
+    """The fault server's tools, writes allowed: most of them carry no hints, so each is a
+    write (tests/test_mcp_consent.py has the rule)."""
+    with connect([FAULTS_SPEC], timeout=3, writes="allow") as connection:
         yield connection
 
 
@@ -73,7 +75,7 @@ def test_names_are_mapped_and_the_call_uses_the_servers_own(faults):
 
 
 def test_a_changed_tool_list_is_listed_again():
-    with connect([FAULTS_SPEC]) as connection:
+    with connect([FAULTS_SPEC], writes="allow") as connection:
         assert "grown" not in {t.name for t in connection.tools}
         assert run(connection, ("grow", {})) == ["grown"]  # the server announces a new tool
         deadline = time.monotonic() + 30  # the announcement comes on its own stream
@@ -153,26 +155,27 @@ def test_a_hostile_result_is_defused_like_any_tool_output(faults):
 # -- safety -----------------------------------------------------------------------------------
 
 
-def test_a_tool_that_may_destroy_runs_only_when_confirmed(faults):
+def test_a_write_runs_only_when_confirmed():
     asked = []
 
     def confirm(info, arguments):
         asked.append(info.original)
         return info.original != "wipe"
 
-    before_call = confirm_calls(faults, confirm)
-    model = ScriptedModel(
-        [call("wipe", {}), call("peek", {}), call("echo", {"word": "w"}), answer("x")]
-    )
-    result = Agent(model, faults.tools, before_call=before_call).run("q")
+    allow = ["wipe", "peek", "echo"]
+    with connect([FAULTS_SPEC], timeout=3, allow=allow, writes=confirm) as connection:
+        model = ScriptedModel(
+            [call("wipe", {}), call("peek", {}), call("echo", {"word": "w"}), answer("x")]
+        )
+        result = Agent(model, connection.tools).run("q")
     wipe, peek, echo = result.steps[:3]
     assert wipe.is_error and "was not run" in wipe.observation
     assert peek.observation == "peek:" and echo.observation == "echo: w"
-    assert asked == ["wipe", "echo"]  # peek is marked read-only; echo has no hints
+    assert asked == ["wipe", "echo"]  # peek is marked read-only; echo has no hints: a write
 
 
 def test_the_allowlist_leaves_every_other_tool_out():
-    with connect([FAULTS_SPEC], allow=["echo", "faults/pe*"]) as connection:
+    with connect([FAULTS_SPEC], allow=["echo", "faults/pe*"], writes="allow") as connection:
         assert [t.name for t in connection.tools] == ["echo", "peek", "read_more", "read_resource"]
 
 
@@ -181,7 +184,7 @@ def test_the_allowlist_leaves_every_other_tool_out():
 
 def test_the_async_driver_runs_mcp_tools_and_cancels_them_at_their_timeout():
     async def scenario():
-        async with Connection([FAULTS_SPEC], timeout=1) as connection:
+        async with Connection([FAULTS_SPEC], timeout=1, writes="allow") as connection:
             model = ScriptedModel(
                 [call("slow", {"seconds": 30}), call("echo", {"word": "async"}), answer("ok")]
             )
@@ -223,13 +226,13 @@ def http_faults():
 def test_a_server_over_the_older_sse_transport():
     with serving(str(Path(FAULTS).with_name("shout_sse.py"))) as port:
         server = ServerSpec(name="shout", transport="sse", url=f"http://127.0.0.1:{port}/sse")
-        with connect([server]) as connection:
+        with connect([server], writes="allow") as connection:
             assert run(connection, ("shout", {"word": "hello"})) == ["HELLO"]
 
 
 def test_two_servers_one_over_http_that_offer_the_same_name_are_told_apart(http_faults):
     remote = ServerSpec(name="remote", transport="http", url=http_faults)
-    with connect([FAULTS_SPEC, remote]) as connection:
+    with connect([FAULTS_SPEC, remote], writes="allow") as connection:
         names = {(i.server, i.original): i.name for i in connection.infos}
         assert names[("faults", "search")] == "faults_search"
         assert names[("remote", "search")] == "remote_search"
@@ -238,7 +241,8 @@ def test_two_servers_one_over_http_that_offer_the_same_name_are_told_apart(http_
 
 
 def test_a_name_the_callers_own_tools_take_is_prefixed():
-    with connect([FAULTS_SPEC], allow=["echo", "search"], reserved=["Search"]) as connection:
+    allow, reserved = ["echo", "search"], ["Search"]
+    with connect([FAULTS_SPEC], allow=allow, reserved=reserved, writes="allow") as connection:
         assert [t.name for t in connection.tools][:2] == ["echo", "faults_search"]
 
 
@@ -391,7 +395,7 @@ def test_run_never_lets_a_tool_that_may_destroy_run_unasked(capsys, policy):
     ]
     with FakeServer(replies) as server:
         argv = ["run", "Wipe it.", "--mcp-server", f"{sys.executable} {FAULTS}", "--json"]
-        argv += ["--mcp-destructive", policy, "--base-url", server.base_url, "--model", "m"]
+        argv += ["--mcp-writes", policy, "--base-url", server.base_url, "--model", "m"]
         code = main(argv)
     step = json.loads(capsys.readouterr().out)["steps"][0]
     prompt = server.posts[0].body["messages"][0]["content"]

@@ -171,14 +171,13 @@ def test_a_tool_that_may_destroy_is_refused_and_never_runs(served) -> None:
 
 @pytest.mark.parametrize(("policy", "offered"), [("refuse", False), ("allow", True)])
 def test_a_tool_that_may_destroy_is_offered_only_when_allowed(policy, offered) -> None:
-    tools = ServerTools([FAULTS_SPEC], allow=["faults/wipe", "faults/peek"], destructive=policy)
+    tools = ServerTools([FAULTS_SPEC], allow=["faults/wipe", "faults/peek"], writes=policy)
     tools.open()
     try:
-        names, before_call = tools.offered()
+        names = [t.name for t in tools.offered()]
     finally:
         tools.close()
-    assert ("wipe" in [t.name for t in names]) is offered and "peek" in [t.name for t in names]
-    assert before_call is None and not tools.is_open
+    assert ("wipe" in names) is offered and "peek" in names and not tools.is_open
 
 
 def test_a_request_with_its_own_tools_is_one_turn_as_without_mcp(served) -> None:
@@ -239,13 +238,13 @@ def test_the_flags_name_the_servers_as_run_reads_them(tmp_path) -> None:
     config.write_text(json.dumps({"mcpServers": servers}))
     argv = ["serve", "--mcp", str(config), "--mcp-server", "uvx mcp-server-git"]
     args = build_parser().parse_args([*argv, "--mcp-allow", "time/*"])
-    tools = server_tools(args)
+    tools = server_tools(args, {})
     assert [s.name for s in tools.servers] == ["time", "mcp-server-git"]
-    assert tools.allow == ("time/*",) and tools.destructive == "refuse"  # unless allowed
+    assert tools.allow == ("time/*",) and tools.writes == "refuse"  # unless allowed
     assert str(config) in tools.source and not tools.is_open
-    assert server_tools(build_parser().parse_args(["serve"])) is None
-    allowed = build_parser().parse_args([*argv, "--mcp-destructive", "allow"])
-    assert server_tools(allowed).destructive == "allow"
+    assert server_tools(build_parser().parse_args(["serve"]), {}) is None
+    allowed = build_parser().parse_args([*argv, "--mcp-writes", "allow"])
+    assert server_tools(allowed, {}).writes == "allow"
 
 
 def test_a_server_that_cannot_start_is_a_startup_error_naming_it_and_the_config(

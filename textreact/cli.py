@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 from urllib.parse import urlsplit
 
+from textreact import jsonline
 from textreact.errors import ConfigError, ModelError, TextReactError
 from textreact.observation import visible
 from textreact.redact import public_url, split_userinfo
@@ -91,8 +92,8 @@ def _encodable(text: str, stream: Any) -> bool:
 def _json_text(data: Any, stream: Any) -> str:
     """`data` as JSON that `stream` can write as it is: readable UTF-8 where the stream takes it,
     ASCII escapes otherwise (a lone surrogate, an ASCII-only terminal), so it stays valid JSON."""
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    return text if _encodable(text, stream) else json.dumps(data, ensure_ascii=True, indent=2)
+    text = jsonline.encode(data, ensure_ascii=False, indent=2)
+    return text if _encodable(text, stream) else jsonline.encode(data, ensure_ascii=True, indent=2)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -201,7 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = commands.add_parser("mcp", help="MCP servers: list the tools the model will see")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True, metavar="COMMAND")
-    listing = mcp_commands.add_parser("list", help="each tool as the model will see it")
+    listing = mcp_commands.add_parser(
+        "list", help="each tool as the model will see it, and its class: read-only, writes, or "
+        "may destroy",
+    )  # fmt: skip
     add_mcp_arguments(listing, listing=True)
     listing.add_argument("--json", action="store_true", help="one JSON list")
     listing.set_defaults(handler=cmd_mcp_list)
@@ -373,6 +377,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.loading import load_tools
     from textreact.mcp.command import open_mcp
     from textreact.policies import by_name
+    from textreact.transcript import step_record
 
     question = read_question(args.question)
     tools = None if args.tools is None else load_tools(args.tools)
@@ -383,21 +388,22 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
     live = None if args.json else LiveView(sys.stderr, verbose=args.verbose, colour=colour)
     own = [t.name for t in tools or ()]
-    with open_mcp(args, own) as mcp, open_model(args, env) as model:
-        before_call = None
+    with open_mcp(args, env, own) as mcp, open_model(args, env) as model:
         if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
-            tools, before_call = (*(tools or ()), *mcp[0]), mcp[1]
+            tools = (*(tools or ()), *mcp)
         agent = Agent(
             model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
             on_event=live, tool_choice=args.tool_choice, policies=policies,
-            max_tools=args.max_tools, before_call=before_call,
+            max_tools=args.max_tools,
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
         note = getattr(model, "constrain_note", None)
     if note and args.verbose:
         print(f"textreact: {note}", file=sys.stderr)
     if args.json:
-        print(_json_text(result.to_dict(), sys.stdout))
+        data = result.to_dict()
+        data["steps"] = [step_record(step) for step in data["steps"]]
+        print(_json_text(data, sys.stdout))
     elif result.answer is not None:
         print(result.answer)
     if result.stop_reason == "interrupted":
@@ -530,9 +536,9 @@ def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.mcp.command import open_mcp
 
     plan = prepare_compare(args)  # usage errors before the model starts or any request
-    with open_mcp(args, [t.name for t in plan.tools or ()]) as mcp:
+    with open_mcp(args, env, [t.name for t in plan.tools or ()]) as mcp:
         if mcp is not None:  # the MCP tools beside the user's own (not the built-in ones)
-            plan = dataclasses.replace(plan, tools=(*(plan.tools or ()), *mcp[0]))
+            plan = dataclasses.replace(plan, tools=(*(plan.tools or ()), *mcp))
         if not plan.specs:
             with open_model(args, env) as model:
                 return compare_command(args, model, plan=plan)
@@ -543,7 +549,7 @@ def cmd_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def cmd_mcp_list(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.mcp.command import cmd_mcp_list as listing
 
-    return listing(args, sys.stdout)
+    return listing(args, sys.stdout, env)
 
 
 def _spec_opener(args: argparse.Namespace, spec: Any, env: Mapping[str, str]) -> Any:

@@ -70,6 +70,12 @@ class WrongToolError(ToolError, ValueError):
         self.needs = needs
 
 
+class CallRefusedError(ToolError):
+    """Raised by a tool that asked whether to run and was told no (an MCP write behind a
+    confirmation): the call was not run, so the model reads it as a refusal, as it reads a
+    `before_call` veto, not as the tool's failure with a hint to check its input."""
+
+
 class ToolArgumentError(ToolError, ValueError):
     """An Action Input does not fit the tool's schema; the message is written for the model.
     `details`, where a `convert` (pydantic's, for `@tool`) gives them: (where, what it said, the

@@ -4,7 +4,6 @@ so what the model is told and what the parser accepts cannot drift apart."""
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from functools import cache
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     import regex
 
+from textreact import jsonline
 from textreact.steps import Action, FinalAnswer, Step
 
 THOUGHT: Final = "thought"
@@ -157,10 +157,13 @@ def label(keyword: str, lang: str = "en") -> str:
 
 
 def render_input(value: dict | str) -> str:
-    """An Action Input in canonical form: compact JSON for arguments, a plain string as is."""
+    """An Action Input in canonical form: compact JSON for arguments, a plain string as is.
+    The JSON is one line for the parser too, which breaks lines where `str.splitlines` does:
+    NEL and the line and paragraph separators in a name or a value are written as escapes
+    (`textreact.jsonline`), or a keyword after one would be read as the next line's."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return jsonline.dumps(value)
 
 
 def render_step(step: Step, lang: str = "en") -> str:

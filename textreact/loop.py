@@ -20,7 +20,7 @@ from textreact.errors import ModelError
 from textreact.policy import AskAlone, Offer, Policies, noted
 from textreact.protocols import Reading, read_plain
 from textreact.steps import FinalAnswer, Request, StopReason, ToolResult, Turn, Usage
-from textreact.verdict import CUT, FILTERED, judge
+from textreact.verdict import CUT, FILTERED, Earlier, judge
 
 __all__ = ["Ask", "BeforeCall", "Consult", "RunTool", "Settings", "run"]
 
@@ -123,7 +123,8 @@ class _Run:
             return "model_error"
         reading, turn = asked
         said = turn.step
-        verdict = judge(said, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang)
+        verdict = judge(said, turn.finish_reason, offer.tool_choice, self.s.toolbox, self.lang,
+                        earlier=Earlier.of(self.turns))  # fmt: skip
         turn = replace(turn, step=verdict.step, policy_notes=steered)
         if verdict.kind == "filtered":
             self.error = FILTERED

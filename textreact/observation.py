@@ -60,9 +60,15 @@ _CONTROL_TOKEN = re.compile(
 )
 #: What no reader should get as it is: C0 and C1 control characters but tab and newline (an
 #: ANSI escape clears a terminal; `\r` rewrites the line it is on), NUL, zero-width and
-#: byte-order marks (the parser reads them as blanks, so they hide keywords), and lone
-#: surrogates (no server can encode them).
-_INVISIBLE = re.compile(r"\r\n?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff]|[\ud800-\udfff]")
+#: byte-order marks (the parser reads them as blanks, so they hide keywords), the bidi
+#: controls (embeddings, overrides, isolates and marks reorder what a screen shows: a name can
+#: read backwards, or as another), the invisible word joiner and operators, and lone
+#: surrogates (no server can encode them). The zero-width joiner and non-joiner stay: emoji
+#: and several scripts are spelt with them.
+_INVISIBLE = re.compile(
+    r"\r\n?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064"
+    r"\u2066-\u2069\ufeff]|[\ud800-\udfff]"
+)
 #: The builtin types whose data format_value reads through their own slots (bool before int).
 _BASES = (str, bool, int, float, list, tuple, dict, bytes, bytearray, set, frozenset)
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
@@ -282,11 +288,19 @@ def neutralise_control_tokens(text: str) -> str:
     return _CONTROL_TOKEN.sub(lambda m: f"{m[0][0]} {m[0][1:]}", text)
 
 
-def visible(text: str) -> str:
-    """Untrusted text with nothing hidden in it: a line break for `\r` and `\r\n`, nothing for a
-    zero-width space or byte-order mark, and Python's escapes (`\x1b`, `\ud800`) for other
-    control characters and lone surrogates. For the model's eyes and a terminal's alike."""
-    if text.isprintable() or not _INVISIBLE.search(text):  # most text: one scan in C
+def visible(text: str, *, line: bool = False) -> str:
+    r"""Untrusted text with nothing hidden in it: a line break for `\r` and `\r\n`, nothing for a
+    zero-width space or byte-order mark, and Python's escapes (`\x1b`, `\u202e`, `\ud800`)
+    for other control characters, bidi controls and lone surrogates. For the model's eyes and
+    a terminal's alike. `line=True` is for a short string a person reads on one line (a tool's
+    name, the arguments a confirmation shows): every character Python does not call printable
+    is escaped, line breaks, tabs and zero-width characters included, so that the line shows
+    exactly which characters it holds and nothing can move the cursor or hide a difference."""
+    if text.isprintable():  # most text: one scan in C
+        return text
+    if line:
+        return "".join(char if char.isprintable() else _escaped(char) for char in text)
+    if not _INVISIBLE.search(text):
         return text
     return _INVISIBLE.sub(_shown_instead, text)
 
@@ -297,7 +311,15 @@ def _shown_instead(match: re.Match[str]) -> str:
         return "\n"
     if char in "\u200b\ufeff":
         return ""
-    return f"\\x{ord(char):02x}" if char < "\u0100" else f"\\u{ord(char):04x}"
+    return _escaped(char)
+
+
+def _escaped(char: str) -> str:
+    r"""Python's escape for one character: `\x1b`, `\u202e`, `\U000e0041`."""
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def defuse(text: str, limit: int | None = None) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from textreact import grammar, templates
 from textreact.errors import ConfigError
 from textreact.models import Message
+from textreact.tools.entry import EXAMPLE_ROOM
 
 if TYPE_CHECKING:
     from textreact.tools import Tool
@@ -27,10 +28,13 @@ _TURN_HEADER = re.compile(r"^### (user|assistant)[ \t]*$", re.MULTILINE)
 
 
 def format_section(tools: Sequence[Tool], lang: str = "en") -> str:
-    """The `<format>` rules; also restated to a model that keeps breaking them."""
+    """The `<format>` rules; also restated to a model that keeps breaking them. The Action
+    Input they show is the first tool's example, or the next one's where it is longer than
+    an entry may show (a tool with thousands of required arguments)."""
     slots = templates.labels(lang)
-    example = tools[0].example if tools else {}
-    slots["example_input"] = grammar.render_input(example)
+    inputs = (grammar.render_input(t.example) for t in tools)
+    fitting = next((i for i in inputs if len(i) <= EXAMPLE_ROOM), None)
+    slots["example_input"] = fitting if fitting is not None else grammar.render_input({})
     return templates.render("format.md", lang, slots)
 
 

@@ -136,7 +136,8 @@ class ToolResult:
     value: Any = None
     error: str | None = None
     #: "unknown_tool" | "arguments" | "timeout" | "exception" | "wrong_tool" (the input is
-    #: for another tool) | "vetoed" | "not_run" (a policy refused it) when `error` is set.
+    #: for another tool) | "vetoed" (`before_call` refused it, or the tool asked and was told
+    #: no) | "not_run" (a policy refused it) when `error` is set.
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
     seconds: float = 0.0
@@ -258,7 +259,9 @@ class Turn:
         return parsed + (self.result.repairs if self.result is not None else ())
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready record, the shape of `textreact run --json` steps and transcripts."""
+        """A JSON-ready record, the shape of `textreact run --json` steps and transcripts
+        (which write a refused input that is JSON text of an object as that object, its numbers
+        as written: `transcript.step_record`)."""
         return {
             "index": self.index,
             "kind": self.step.kind,

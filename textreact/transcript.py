@@ -42,7 +42,7 @@ class Transcript:
         """Append one line and make sure it reached the disk before returning."""
         if self._file is None:
             raise RuntimeError("Transcript.write outside `with Transcript(path):`")
-        record = {"type": record_type, **fields}
+        record = {"type": record_type, **(step_record(fields) if record_type == "step" else fields)}
         try:
             line = jsonline.dumps(record, default=str)
         except (ValueError, RecursionError):  # a cycle or a deep structure from a program
@@ -50,6 +50,21 @@ class Transcript:
         self._file.write(line + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
+
+
+def step_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A step's record (`Turn.to_dict`) with its input as the tool reads it: text that is a
+    JSON object (arguments the call refused, such as a number no float holds, `1e-400`, kept
+    as written by the loop) is that object, its numbers as written (`jsonline.as_written`);
+    any other input is as it was."""
+    raw = record.get("input")
+    if not isinstance(raw, str) or not raw.lstrip().startswith("{"):
+        return record
+    try:
+        value = jsonline.as_written(raw)
+    except (ValueError, RecursionError):
+        return record
+    return {**record, "input": value} if isinstance(value, dict) else record
 
 
 def _plain(value: Any) -> Any:

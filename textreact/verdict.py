@@ -5,17 +5,18 @@ cut reply; serve hands a call to its client, and a cut answer too, marked "lengt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from textreact import observation
 from textreact.parsing import messages
-from textreact.steps import Action, FinalAnswer, FormatError, Step
+from textreact.steps import Action, FinalAnswer, FormatError, Step, Turn
 
 if TYPE_CHECKING:
     from textreact.tools import ToolBox
 
-__all__ = ["CUT", "FILTERED", "Kind", "Verdict", "judge"]
+__all__ = ["CUT", "FILTERED", "Earlier", "Kind", "Verdict", "judge"]
 
 Kind = Literal["answer", "call", "format_error", "cut", "filtered"]
 #: Finish reasons that say a reply was cut off, so it is no answer as it stands.
@@ -38,6 +39,24 @@ class Verdict:
     step: Step
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """What the conversation held before the reply judged, as far as `judge` reads it."""
+
+    #: The text of each tool result of the conversation (the tools' own words, never an
+    #: engine note).
+    results: tuple[str, ...] = ()
+    #: Whether a placeholder answer was refused already (in this run, or serve's request).
+    refused: bool = False
+
+    @classmethod
+    def of(cls, turns: Sequence[Turn]) -> Earlier:
+        """What a run's `turns` hold."""
+        results = tuple(t.result.text for t in turns if t.result and t.result.text is not None)
+        refused = any(getattr(t.step, "problem", None) == "placeholder" for t in turns)
+        return cls(results, refused)
+
+
 def judge(
     step: Step,
     finish_reason: str,
@@ -46,6 +65,7 @@ def judge(
     lang: str = "en",
     *,
     this_turn: bool = False,
+    earlier: Earlier | None = None,
 ) -> Verdict:
     """The verdict on a reply whose first step is `step`, under this turn's tool `choice`.
 
@@ -55,9 +75,14 @@ def judge(
     may come first; with `this_turn` (serve: one request, one reply) a call of another tool is
     no call of the named one either. A reply cut by the token limit is "cut", never an
     answer, unless it is an action the model completed before it rambled on (the parser cut
-    what followed): that call stands. An answer that is a placeholder the prompt shows (`the
-    answer`) is a format error: the model copied the form, it did not answer (`parse` reads
-    it as the answer it is written as)."""
+    what followed): that call stands.
+
+    An answer that is a placeholder the prompt shows (`the answer`, `答案`) is a format error:
+    the model copied the form, it did not answer (`parse` reads it as the answer it is
+    written as). Unless it is an answer after all (`earlier`: the conversation so far): one of
+    the tool results of the conversation holds it as words of its own (a band called The
+    Answer, found by a search), or a placeholder answer was refused already and the model
+    gives one again: told once, it is believed."""
     if finish_reason == "content_filter":
         return Verdict("filtered", step)
     if this_turn and isinstance(step, Action) and choice not in _CHOICES:
@@ -65,7 +90,11 @@ def judge(
         if tool is not None and tool.name != choice:  # another tool: no call of the named one
             step = FinalAnswer("", step.thought)
     broken = observation.against_choice(step, choice, box.tools, lang)
-    if broken is None and isinstance(step, FinalAnswer) and messages.is_placeholder(step.answer):
+    if (
+        broken is None
+        and isinstance(step, FinalAnswer)
+        and _copied(step.answer, earlier or Earlier())
+    ):
         quoted = messages.quote(step.answer)
         broken = messages.error("placeholder", lang, rest=step.discarded_text, fragment=quoted)
     step = broken or step
@@ -76,3 +105,12 @@ def judge(
     if isinstance(step, FormatError):
         return Verdict("format_error", step)
     return Verdict("call", step)
+
+
+def _copied(answer: str, earlier: Earlier) -> bool:
+    """Whether `answer` is the format's placeholder copied (see `judge`)."""
+    return (
+        messages.is_placeholder(answer)
+        and not earlier.refused
+        and not messages.held_in(answer, earlier.results)
+    )

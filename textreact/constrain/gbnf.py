@@ -8,20 +8,23 @@ without an error when it is malformed, where a malformed GBNF is refused with a 
 
 What a weak model may write is bounded on purpose: strings (`MAX_STRING` characters unless the
 schema says `maxLength`), arrays (`MAX_ITEMS`), digits of a number, members of a free-form object
-and its nesting depth, so that a model cannot ramble inside one value until the token limit.
+and its nesting depth, and a recursive `$ref` to the depth validation reads, so that a model
+cannot ramble inside one value until the token limit.
 A string's `pattern` is held to where `textreact.constrain.pattern` reads it; the grammar is
 the shape, and `Tool.parse_arguments` still checks the rest (ranges, patterns it cannot read).
 JSON is written compact, with at most one space after `:` and `,` (as `json.dumps` does), on one
-line: the Action Input is one line of the protocol.
+line: the Action Input is one line of the protocol, for the parser too (no raw NEL or line or
+paragraph separator, which it reads as line breaks).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Final
 
+from textreact import jsonline
 from textreact.constrain.pattern import pattern_grammar
+from textreact.tools.arguments import MAX_DEPTH
 from textreact.tools.schema import resolve, types_of
 
 #: Characters of a string whose schema gives no `maxLength`.
@@ -31,15 +34,25 @@ MAX_ITEMS: Final = 32
 #: Members of an object whose schema names no properties, and the nesting of such free values.
 MAX_MEMBERS: Final = 16
 FREE_DEPTH: Final = 3
+#: Schemas nested in one another (a member, an item, a union branch and a `$ref` count one
+#: each) past which a value is any JSON value: a recursive model costs three a level (the
+#: member, its union with null, the ref), and must reach the deepest value validation reads.
+_DEEPEST: Final = 4 * MAX_DEPTH
+#: The schemas that the level-by-level copies of recursive `$ref`s may reach in one grammar:
+#: each recursion costs what its ref reaches, MAX_DEPTH times (a linked list reaches 5, so
+#: 160), and past this a recursion is one rule that holds itself, its depth left to validation.
+MOST_COPIED: Final = 4096
 _SP: Final = '" "?'
 _NAME_PART: Final = re.compile(r"[^a-z0-9]+")
 #: Integers with a range at most this wide are written as the list of their values.
 _SMALL_RANGE: Final = 32
 _SHARED: Final[dict[str, str]] = {
-    "char": r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    # No NEL or line or paragraph separator raw: the parser breaks lines at them, so a keyword
+    # after one would end the Action Input (the canonical form writes them as escapes).
+    "char": r'[^"\\\x7F\x00-\x1F\x85\u2028\u2029] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     # The first character of a string that must not be blank (the validator refuses blanks):
     # no space, tab or line break, raw or escaped.
-    "lead-char": r'[^"\\\x7F\x00-\x20] | "\\" (["\\/bf] | "u" [0-9a-fA-F]{4})',
+    "lead-char": r'[^"\\\x7F\x00-\x20\x85\u2028\u2029] | "\\" (["\\/bf] | "u" [0-9a-fA-F]{4})',
     "integer": '"-"? ([0-9] | [1-9] [0-9]{1,15})',
     "natural": "[0-9] | [1-9] [0-9]{1,15}",
     "number": 'integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,2})?',
@@ -72,17 +85,14 @@ def literal(text: str) -> str:
 
 
 def json_literal(value: Any) -> str | None:
-    """The JSON text of `value` as a GBNF literal (for `const` and `enum` members and property
-    names); None where it has none (nested past what `json` writes, or not JSON). A lone
-    surrogate is written as its JSON escape, so the grammar stays UTF-8 that can be sent."""
+    """The JSON text of `value` as the canonical form writes it (`grammar.render_input`), as a
+    GBNF literal (for `const` and `enum` members and property names); None where it has none
+    (nested past what `json` writes, or not JSON). A lone surrogate is written as its JSON
+    escape, so the grammar stays UTF-8 that can be sent."""
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        return literal(jsonline.encoded(value).decode("utf-8"))
     except (TypeError, ValueError, RecursionError):
         return None
-    return literal(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
-
-
-_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
 
 class Rules:
@@ -101,9 +111,21 @@ class Rules:
         self.max_items = max_items
         self._rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
-        self._refs: dict[str, str] = {}
-        #: The refs being built, each with the `[`/`{` nesting it was entered at.
-        self._building: dict[str, int] = {}
+        #: The expression of each ref built: by (ref, nesting) where it holds a recursion
+        #: that stops at a fixed depth of the value, by (ref, None) where it is the same at
+        #: any depth.
+        self._refs: dict[tuple[str, int | None], str] = {}
+        #: The refs being built, each with the `[`/`{` nestings it was entered at.
+        self._building: dict[str, list[int]] = {}
+        #: Whether what is being built holds a ref's recursion or its bound, and so differs
+        #: with the depth it starts at (see `_ref`).
+        self._levelled = False
+        #: The recursive refs written level by level, and the schemas their copies reach.
+        self._copied: set[str] = set()
+        self._copies = 0
+        #: The rule of each recursive ref too large to copy: one rule that holds itself.
+        self._whole: dict[str, str] = {}
+        #: How deep inside `[`/`{` of the root value the expression being built starts.
         self._brackets = 0
         #: The last number a name made from each base took: a thousand properties of one
         #: name made a thousand probes each, a million in all, without it.
@@ -153,7 +175,7 @@ class Rules:
     def value(self, schema: Any, root: dict[str, Any], hint: str, depth: int = 0) -> str:
         """An expression for the JSON text of a value that fits `schema`; a schema this subset
         does not cover (allOf, not, if/then, a bad $ref) falls back to any JSON value."""
-        if not isinstance(schema, dict) or depth > 32:
+        if not isinstance(schema, dict) or depth > _DEEPEST:
             return self.free(FREE_DEPTH)
         if "$ref" in schema:
             return self._ref(schema, root, depth)
@@ -194,21 +216,57 @@ class Rules:
         return f'({expression} | "null")' if nullable else expression
 
     def _ref(self, schema: dict[str, Any], root: dict[str, Any], depth: int) -> str:
-        """The rule of a `$ref`, named before it is built so that a recursive schema ends. A
-        ref reached again while it is built, inside no `[` or `{` since (a circle of refs, an
-        `anyOf` that holds itself), would be a left-recursive rule, which servers refuse: it
-        is any JSON value there instead, a looser rule the validator narrows."""
+        """The expression of a `$ref`. A ref reached again while it is built, inside no `[` or
+        `{` since (a circle of refs, an `anyOf` that holds itself), would be a left-recursive
+        rule, which servers refuse: it is any JSON value there instead, a looser rule the
+        validator narrows. One reached again inside brackets (a linked list, a tree) gets
+        rules of its own for each level of the value, down to the deepest value validation
+        reads (a ref MAX_DEPTH levels in, where any JSON scalar stands for it: a list's last
+        `null`), so a model cannot nest it until the token limit, nor deeper than the call is
+        taken; a recursion past what `_may_copy` allows is one recursive rule instead. What
+        holds no recursion is built once, whatever its depth."""
         ref = str(schema["$ref"])
-        if self._building.get(ref) == self._brackets:
+        level = self._brackets
+        entered = self._building.setdefault(ref, [])
+        if entered and entered[-1] == level:
             return self.free(FREE_DEPTH)
-        if ref not in self._refs:
-            self._refs[ref] = name = self.name("ref-" + ref.rsplit("/", 1)[-1])
-            self._building[ref] = self._brackets
-            target = resolve(schema, root)
-            body = self.value(target, root, name, depth + 1) if target else self.free(FREE_DEPTH)
-            del self._building[ref]
-            self.define(name, body)
-        return self._refs[ref]
+        hint = "ref-" + ref.rsplit("/", 1)[-1]
+        if entered and ref not in self._whole and not self._may_copy(ref, root):
+            self._whole[ref] = self.name(hint)
+        if ref in self._whole:
+            return self._whole[ref]
+        if entered:
+            self._levelled = True
+            if level >= MAX_DEPTH:
+                return self.free(0)
+        for key in ((ref, None), (ref, level)):
+            if key in self._refs:
+                self._levelled |= key[1] is not None
+                return self._refs[key]
+        outer, self._levelled = self._levelled, False
+        entered.append(level)
+        target = resolve(schema, root)
+        body = self.value(target, root, hint, depth + 1) if target else self.free(FREE_DEPTH)
+        entered.pop()
+        if ref in self._whole:  # it reached itself, and was too large to copy
+            body, self._levelled = self.define(self._whole[ref], body), False
+        self._refs[(ref, level if self._levelled else None)] = body
+        self._levelled |= outer
+        return body
+
+    def _may_copy(self, ref: str, root: dict[str, Any]) -> bool:
+        """Whether a recursion through `ref` may be written level by level: each level copies
+        what the ref reaches, and the copies of a grammar reach at most MOST_COPIED schemas in
+        all (a circle of 2,048 schemas, as many as serve takes, would otherwise make megabytes
+        of grammar, sent with every request)."""
+        if ref not in self._copied:
+            room = (MOST_COPIED - self._copies) // MAX_DEPTH
+            reach = _reach(resolve({"$ref": ref}, root), root, room)
+            if reach > room:
+                return False
+            self._copied.add(ref)
+            self._copies += reach * MAX_DEPTH
+        return True
 
     def _inside(self, schema: Any, root: dict[str, Any], hint: str, depth: int) -> str:
         """`value` for a member or an item: after a `[` or `{`, so no longer left of a rule."""
@@ -334,6 +392,27 @@ class Rules:
         member = f'{self.string({"minLength": 0})} ":" {_SP} {inner}'
         obj = _sequence('"{"', f"({member})", '"}"', 0, MAX_MEMBERS)
         return self.add(f"value-{depth}", f"{scalar} | {array} | {obj}")
+
+
+def _reach(schema: dict[str, Any], root: dict[str, Any], most: int) -> int:
+    """How many schemas the grammar of `schema` reads (its members, items and branches, each
+    `$ref` followed once), counted to `most + 1` at the most."""
+    seen: set[int] = set()
+    stack: list[Any] = [schema]
+    while stack and len(seen) <= most:
+        item = stack.pop()
+        if not isinstance(item, dict) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if "$ref" in item:
+            stack.append(resolve(item, root))
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            if isinstance(item.get(key), list):
+                stack += item[key]
+        if isinstance(item.get("properties"), dict):
+            stack += item["properties"].values()
+        stack += [item.get("items"), item.get("additionalProperties")]
+    return len(seen)
 
 
 def _sequence(opener: str, item: str, closer: str, low: int, high: int) -> str:

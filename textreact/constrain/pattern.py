@@ -5,10 +5,11 @@ any text for the validator to refuse afterwards. The pattern is read by
 keeps the plain string: a grammar narrower than the pattern would forbid a value the tool
 takes.
 
-The text written is JSON: `"` and `\\` appear escaped, everything else raw, as
-`json.dumps(..., ensure_ascii=False)` writes it. A negated class or `.` takes no control
-character (nor DEL, which the JSON string rule leaves out too): a tool's argument never wants
-one its pattern does not name, and one it names is written as its escape."""
+The text written is JSON as the canonical form writes it (`grammar.render_input`): `"`, `\\`,
+control characters, NEL and the line and paragraph separators escaped, everything else raw. A
+negated class or `.` takes no control character (nor DEL, which the JSON string rule leaves out
+too): a tool's argument never wants one its pattern does not name, and one it names is written
+as its escape."""
 
 from __future__ import annotations
 
@@ -17,11 +18,15 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from textreact import jsonline
 from textreact.tools.pattern import Alt, Branch, Chars, Node, Rep, Seq, least, read
 
 _QUOTING: Final = frozenset('"\\')
-#: Characters JSON text never holds raw.
-_SPECIAL: Final = _QUOTING | frozenset(chr(c) for c in range(0x20))
+#: NEL and the line and paragraph separators: the parser reads them as line breaks, so the
+#: canonical JSON text writes them as escapes (`textreact.jsonline`).
+_BREAKS: Final = frozenset("\x85\u2028\u2029")
+#: Characters the canonical JSON text never holds raw.
+_SPECIAL: Final = _QUOTING | _BREAKS | frozenset(map(chr, range(0x20)))
 _LITERAL: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -143,13 +148,14 @@ def _options(options: list[str]) -> str:
 
 def _class(chars: Chars) -> str:
     """One character as JSON text: the ones written raw in one GBNF class (or a literal),
-    each special one (quote, backslash, a control character the class names) as its
-    escape."""
-    specials = sorted(c for c in (_QUOTING if chars.negated else _SPECIAL) if chars.takes(c))
+    each special one (quote, backslash, a line break of the parser's, a control character
+    the class names) as its escape."""
+    escaped = _QUOTING | _BREAKS if chars.negated else _SPECIAL
+    specials = sorted(c for c in escaped if chars.takes(c))
     options = [_literal(c) for c in specials]
     if chars.negated:
         members = "".join(_member(low, high) for low, high in chars.ranges)
-        options.insert(0, f'[^{members}"\\\\\\x00-\\x1F\\x7F]')
+        options.insert(0, f'[^{members}"\\\\\\x00-\\x1F\\x7F\\x85\\u2028\\u2029]')
     else:
         plain = _without_specials(chars.ranges)
         if len(plain) == 1 and plain[0][0] == plain[0][1]:
@@ -162,7 +168,7 @@ def _class(chars: Chars) -> str:
 def _literal(char: str) -> str:
     """The JSON text of `char` as a GBNF literal: that text holds no raw control character,
     so a JSON string of it is a GBNF literal too."""
-    return json.dumps(json.dumps(char, ensure_ascii=False)[1:-1], ensure_ascii=False)
+    return json.dumps(jsonline.dumps(char)[1:-1], ensure_ascii=False)
 
 
 def _without_specials(ranges: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ n characters costs at most (grammar size x n) piece matches, not a backtracking 
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -239,19 +240,39 @@ def matches(grammar_text: str, text: str, rule: str = "root") -> bool:
 
 
 class _Matcher:
+    """The end positions of each piece at each start, memoised, found with a stack of its own
+    rather than Python's: a grammar nests as deep as the values it allows (a recursive model
+    thirty levels deep, a tool of a thousand optional members chained rule to rule), past
+    Python's recursion limit. Each piece's work is a generator that yields the (piece, start)
+    whose ends it needs next and is sent them back."""
+
     def __init__(self, rules: dict[str, Node], text: str) -> None:
         self.rules = rules
         self.text = text
         self.memo: dict[tuple[int, int], frozenset[int]] = {}
 
     def ends(self, node: Node, at: int) -> frozenset[int]:
-        key = (id(node), at)
-        if key not in self.memo:
-            self.memo[key] = frozenset()  # a rule reached again at the same place: no match
-            self.memo[key] = self._ends(node, at)
-        return self.memo[key]
+        stack = [self._open(node, at)]
+        found: frozenset[int] | None = None
+        while stack:
+            key, work = stack[-1]
+            try:
+                child, start = work.send(found)
+            except StopIteration as done:
+                self.memo[key] = found = done.value
+                stack.pop()
+                continue
+            found = self.memo.get((id(child), start))
+            if found is None:
+                stack.append(self._open(child, start))
+        return self.memo[(id(node), at)]
 
-    def _ends(self, node: Node, at: int) -> frozenset[int]:
+    def _open(self, node: Node, at: int) -> tuple[tuple[int, int], Work]:
+        key = (id(node), at)
+        self.memo[key] = frozenset()  # a rule reached again at the same place: no match
+        return key, self._ends(node, at)
+
+    def _ends(self, node: Node, at: int) -> Work:
         if isinstance(node, Literal):
             return (
                 frozenset({at + len(node.text)})
@@ -262,31 +283,41 @@ class _Matcher:
             ok = at < len(self.text) and node.accepts(self.text[at])
             return frozenset({at + 1}) if ok else frozenset()
         if isinstance(node, Ref):
-            return self.ends(self.rules[node.name], at)
+            return (yield self.rules[node.name], at)
         if isinstance(node, Sequence):
             current = frozenset({at})
             for item in node.items:
-                current = frozenset(end for start in current for end in self.ends(item, start))
+                current = yield from self._step(item, current)
                 if not current:
                     break
             return current
         if isinstance(node, Choice):
-            return frozenset(end for option in node.options for end in self.ends(option, at))
-        return self._repeat(node, at)
+            found: set[int] = set()
+            for option in node.options:
+                found |= yield option, at
+            return frozenset(found)
+        return (yield from self._repeat(node, at))
 
-    def _repeat(self, node: Repeat, at: int) -> frozenset[int]:
-        current = {at}
+    def _repeat(self, node: Repeat, at: int) -> Work:
+        current = frozenset({at})
         for _ in range(node.low):
-            current = self._step(node.node, current)
+            current = yield from self._step(node.node, current)
         found = set(current)
         budget = node.high - node.low if node.high is not None else None
         # A place reached again later has no more repetitions left than when first reached,
         # so it can add nothing: dropping it keeps `x{0,300}` linear and ends `x*`.
         while current and (budget is None or budget > 0):
-            current = self._step(node.node, current) - found
+            current = (yield from self._step(node.node, current)) - found
             found |= current
             budget = None if budget is None else budget - 1
         return frozenset(found)
 
-    def _step(self, node: Node, starts: set[int]) -> set[int]:
-        return {end for start in starts for end in self.ends(node, start)}
+    def _step(self, node: Node, starts: frozenset[int]) -> Work:
+        ends: set[int] = set()
+        for start in starts:
+            ends |= yield node, start
+        return frozenset(ends)
+
+
+#: A piece's work: yields (piece, start) pairs, is sent each one's ends, returns its own.
+Work = Generator[tuple[Node, int], frozenset[int], frozenset[int]]

@@ -9,8 +9,9 @@
 Names are mapped to what every protocol accepts (`names`), schemas degrade instead of failing
 (`schemas`), results become text with placeholders for media (`results`) and long ones come a
 page at a time (`pages`); descriptions, titles and results are untrusted text, defused as any
-tool output is. `confirm_calls` and `allow=` are the safety controls (docs/mcp.md). Nothing
-above this package needs to know a tool came from MCP. Importing it does not import the SDK."""
+tool output is. `writes=` and `allow=` are the safety controls (`safety`, docs/mcp.md): a tool
+its server does not mark read-only is offered only when `writes` says so. Nothing above this
+package needs to know a tool came from MCP. Importing it does not import the SDK."""
 
 from __future__ import annotations
 
@@ -23,15 +24,15 @@ from textreact.mcp.config import (
     server_from_url,
 )
 from textreact.mcp.connection import Connection, connect
-from textreact.mcp.safety import confirm_calls
+from textreact.mcp.safety import Confirm
 from textreact.mcp.sdk import INSTALL_HINT
 
 __all__ = [
     "INSTALL_HINT",
+    "Confirm",
     "Connection",
     "McpToolInfo",
     "ServerSpec",
-    "confirm_calls",
     "connect",
     "load_config",
     "parse_config",

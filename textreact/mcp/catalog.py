@@ -1,18 +1,24 @@
 """One listed MCP tool -> `McpToolInfo`: the Tool the agent runs (its name mapped, its
 description and title defused as tool output is, or a fallback for none; its schema through
-`schemas.build_tool`) beside where it came from and the hints its server gave."""
+`schemas.build_tool`) beside where it came from, the hints its server gave, and the class they
+put it in (`EFFECTS`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from textreact import observation, templates
 from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
 from textreact.tools import Tool
 
-__all__ = ["McpToolInfo", "tool_info"]
+__all__ = ["EFFECTS", "McpToolInfo", "tool_info"]
+
+#: A tool's class, from its server's hints: read-only (`readOnlyHint: true`, and only then),
+#: a write (`destructiveHint: false`: it changes things, it says it destroys nothing), or a
+#: write that may destroy (every other tool: the MCP spec's defaults are a write that destroys).
+EFFECTS: Final = ("read-only", "writes", "may destroy")
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,20 @@ class McpToolInfo:
     tool: Tool = field(repr=False)
 
     @property
+    def writes(self) -> bool:
+        """Whether the tool may change anything: every tool its server does not mark
+        `readOnlyHint: true` (an absent hint is false, in the MCP spec and here)."""
+        return self.read_only is not True
+
+    @property
     def may_destroy(self) -> bool:
-        """What the MCP spec says a client must assume: a tool may destroy unless it is
-        marked read-only or marked not destructive."""
-        return not self.read_only and self.destructive is not False
+        """A write whose server does not say it destroys nothing (`destructiveHint: false`)."""
+        return self.writes and self.destructive is not False
+
+    @property
+    def effect(self) -> str:
+        """The tool's class as a person reads it: one of `EFFECTS`."""
+        return EFFECTS[self.writes + self.may_destroy]
 
 
 def tool_info(

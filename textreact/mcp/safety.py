@@ -1,77 +1,89 @@
-"""`confirm_calls`: a `before_call` that asks before an MCP tool that may destroy runs.
+"""Which MCP tools run unasked: the one rule for writes, for the Python API and every command.
 
-`destructiveHint` and `readOnlyHint` are hints from an untrusted server: a server can mark any
-tool harmless. So the policy follows the MCP spec's defaults (a tool may destroy unless marked
-read-only or not destructive) and is the caller's to widen: `only_destructive=False` asks
-before every call. The allowlist (`Connection(allow=...)`) is the other control: a tool left
-out is never offered, whatever its hints say. `offered_tools` applies one of the three
-policies the command line names (`--mcp-destructive ask | allow | refuse`), for `run`,
-`compare` and `serve` alike."""
+A tool is read-only only when its server says so (`readOnlyHint: true`); every other tool is a
+write, and `destructiveHint` says only how bad (`McpToolInfo.effect`). The hints come from an
+untrusted server, so they decide nothing a user did not allow: a server that calls a write
+read-only is believed, and the allowlist (`Connection(allow=...)`) is the control against that.
+`Connection(writes=...)` applies the rule, so every caller gets it:
+
+- "refuse" (the default): a write is left out of `connection.tools`, so the model never sees
+  it, and `Agent(model, mcp.tools)` runs no write;
+- "allow": every tool is offered, and runs when called;
+- a `Confirm` function: every tool is offered, and each call of a write asks it first, inside
+  the tool itself, so that no caller can forget to ask. The question is outside the tool's
+  timeout (a person may take longer to answer than a call may take, and a call abandoned
+  while its question waits could run after the model was told it timed out); the call after
+  a yes is bounded by it.
+
+The command line's `--mcp-writes ask | allow | refuse` are the same three (`ask`: a question
+on the terminal, `textreact.mcp.command`)."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Literal, Union
 
 from textreact import templates
-from textreact.effects import BeforeCall
-from textreact.errors import ConfigError
+from textreact.errors import CallRefusedError, ConfigError, ToolError
 from textreact.mcp.catalog import McpToolInfo
-from textreact.mcp.connection import Connection
-from textreact.tools import Tool
+from textreact.tools.box import asettled
 
-__all__ = ["DESTRUCTIVE", "Confirm", "confirm_calls", "offered_tools"]
+__all__ = ["WRITES", "Confirm", "Writes", "behind", "check_writes", "offered"]
 
-#: What to do with a tool that may destroy: ask before each call, allow it, or refuse it (leave
-#: it out of the tools, so the model never sees it).
-DESTRUCTIVE: Final = ("ask", "allow", "refuse")
+#: The command line's choices for writes: ask before each call, allow them, refuse them.
+WRITES: Final = ("ask", "allow", "refuse")
 
-#: The question to the user: (the tool, the validated arguments) -> True to run the call;
-#: False, or the reason as text, to refuse it (the model reads the reason).
-Confirm = Callable[[McpToolInfo, dict[str, Any]], "bool | str"]
+#: The question before a write: (the tool, the validated arguments) -> True to run the call;
+#: False, or the reason as text, to refuse it (the model reads the reason). An `async def`
+#: function is awaited; a plain one is called where the tool runs, so under `Agent.arun` the
+#: event loop waits for its answer.
+Confirm = Callable[[McpToolInfo, dict[str, Any]], Any]
 
-
-def confirm_calls(
-    connection: Connection,
-    confirm: Confirm,
-    *,
-    only_destructive: bool = True,
-    then: BeforeCall | None = None,
-) -> BeforeCall:
-    """A `before_call` for `Agent`: each call to a tool of `connection` that may destroy (any
-    of its tools, with `only_destructive=False`) runs only if `confirm` says True; a refused
-    call is an observation that says so, and the run goes on. `then` is the caller's own
-    `before_call`, asked after (textreact's `read_more` and other tools go straight to it)."""
-
-    def before_call(name: str, arguments: dict[str, Any]) -> Any:
-        info = connection.info(name)
-        if info is not None and (info.may_destroy or not only_destructive):
-            answer = confirm(info, arguments)
-            if answer is not True:
-                why = answer if isinstance(answer, str) and answer.strip() else None
-                why = why or templates.note("mcp_not_confirmed", connection.lang)
-                return templates.note("mcp_refused", connection.lang, tool=name, why=why)
-        return then(name, arguments) if then is not None else None
-
-    return before_call
+#: What `Connection(writes=...)` takes: "refuse", "allow", or a `Confirm`.
+Writes = Union[Literal["refuse", "allow"], Confirm]  # noqa: UP007 (a runtime alias on 3.10)
 
 
-def offered_tools(
-    connection: Connection, destructive: str, confirm: Confirm | None = None
-) -> tuple[list[Tool], BeforeCall | None]:
-    """(the tools to offer, the `before_call` they need) under one `DESTRUCTIVE` policy:
-    "refuse" leaves out every tool that may destroy, "ask" offers it behind `confirm`, "allow"
-    offers it as it is. One function, so that every command applies the same rule."""
-    if destructive not in DESTRUCTIVE or (destructive == "ask") != (confirm is not None):
+def check_writes(writes: object) -> None:
+    """A ConfigError unless `writes` is one of the three settings."""
+    if writes not in ("refuse", "allow") and not callable(writes):
         raise ConfigError(
-            f"destructive must be one of {DESTRUCTIVE} (and 'ask' needs confirm), got "
-            f"{destructive!r}"
+            "writes must be 'refuse' (the default: tools that are not read-only are left out), "
+            "'allow', or a function (info, arguments) -> True to run the call, else False or "
+            f"the reason; got {writes!r}"
         )
-    tools = connection.tools
-    if destructive == "refuse":
-        may_destroy = {i.name for i in connection.infos if i.may_destroy}
-        tools = [t for t in tools if t.name not in may_destroy]
-    before_call = confirm_calls(connection, confirm) if confirm is not None else None
-    if not tools:
-        raise ConfigError("the MCP servers offer no tool that the --mcp-* flags allow")
-    return tools, before_call
+
+
+def offered(info: McpToolInfo, writes: Writes) -> bool:
+    """Whether `info`'s tool is offered to the model under `writes`."""
+    return not info.writes or writes != "refuse"
+
+
+def behind(
+    info: McpToolInfo, confirm: Confirm, *, timeout: float | None, lang: str = "en"
+) -> McpToolInfo:
+    """`info` with its tool's call behind `confirm`: a refused call is a `CallRefusedError`,
+    which the run records as vetoed and the model reads as not run, and why; the tool has no
+    timeout of its own, and the call after a yes is bounded by `timeout`."""
+    call, name = info.tool.fn, info.name
+    assert call is not None  # every MCP tool has its caller
+
+    async def confirmed(**arguments: Any) -> Any:
+        answer = await asettled(lambda: confirm(info, arguments))
+        if answer is not True:
+            why = answer if isinstance(answer, str) and answer.strip() else None
+            why = why or templates.note("mcp_not_confirmed", lang)
+            raise CallRefusedError(templates.note("mcp_refused", lang, tool=name, why=why))
+        try:
+            return await asyncio.wait_for(call(**arguments), timeout)
+        except asyncio.TimeoutError:  # what the tool's own timeout would have said
+            seconds = f"{timeout:g}"
+            raise ToolError(
+                templates.note("tool_timeout", lang, tool=name, seconds=seconds)
+            ) from None
+
+    confirmed.__name__ = info.original
+    return dataclasses.replace(
+        info, tool=dataclasses.replace(info.tool, fn=confirmed, timeout=None)
+    )

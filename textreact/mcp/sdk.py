@@ -10,10 +10,21 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any, Final, TextIO
 
-from textreact.errors import MissingExtraError
+from textreact.errors import ConfigError, MissingExtraError
 from textreact.mcp.config import ServerSpec
+from textreact.observation import visible
+from textreact.redact import blank_text, cut, userinfo_secrets
 
-__all__ = ["INSTALL_HINT", "has_resources", "list_tools", "reason", "require_sdk", "transport"]
+__all__ = [
+    "INSTALL_HINT",
+    "has_resources",
+    "list_tools",
+    "reason",
+    "require_sdk",
+    "said",
+    "transport",
+    "unusable",
+]
 
 INSTALL_HINT: Final = "pip install 'textreact[mcp]'"
 #: Pages of a tools/list walk followed at most: a server whose cursor never ends cannot hang
@@ -23,6 +34,13 @@ _MAX_PAGES: Final = 100
 #: quiet (a server may hold one open).
 _HTTP_SECONDS: Final = 30.0
 _HTTP_READ_SECONDS: Final = 300.0
+#: Of a refusal by the SDK's validation, the fields named in an error message.
+_SHOWN_ERRORS: Final = 3
+#: The longest cause shown in an error message, in characters (a server's words are its own).
+_REASON_CHARS: Final = 300
+#: The shortest header value blanked in messages: a shorter one ("1", "json") is no secret
+#: worth the damage of blanking it wherever it occurs.
+_MIN_SECRET_CHARS: Final = 8
 
 
 async def list_tools(client: Any) -> list[Any]:
@@ -100,11 +118,42 @@ async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[A
 
 
 def reason(error: BaseException) -> str:
-    """The first real cause inside exception groups, as `Type: message`."""
+    """The first real cause inside exception groups, as `Type: message` on one line; a
+    pydantic ValidationError (the SDK refusing what a server sent) as where and what, without
+    the value it refused or its link to pydantic's docs."""
     while isinstance(getattr(error, "exceptions", None), tuple) and error.exceptions:  # type: ignore[attr-defined]
         error = error.exceptions[0]  # type: ignore[attr-defined]
-    text = " ".join(str(error).split())
+    errors = getattr(error, "errors", None)
+    if type(error).__name__ == "ValidationError" and callable(errors):
+        found = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors()]
+        more = f"; and {len(found) - _SHOWN_ERRORS} more" if len(found) > _SHOWN_ERRORS else ""
+        text = "; ".join(found[:_SHOWN_ERRORS]) + more
+    else:
+        text = str(error)
+    text = " ".join(text.split())
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def unusable(spec: ServerSpec, error: BaseException) -> ConfigError:
+    """The error for a server that could not be started, reached or listed: its name, where it
+    is, and what went wrong (`said`)."""
+    name, where = visible(spec.name, line=True), visible(spec.describe(), line=True)
+    return ConfigError(f"MCP server '{name}' ({where}) could not be used: {said(spec, error)}")
+
+
+def said(spec: ServerSpec, error: BaseException) -> str:
+    """The first real cause of `error` on one line a person can read, with every credential
+    `spec` holds (a URL's password, its headers' values) blanked wherever the cause echoes
+    them, and every URL's password and query; then cut (a server's words are its own)."""
+    return cut(visible(blank_text(reason(error), _secrets(spec)), line=True), _REASON_CHARS)
+
+
+def _secrets(spec: ServerSpec) -> list[str]:
+    """What of `spec` is secret: its URL's `user:password` as sent, and each header's value,
+    whole and its last word (the token after `Bearer`), when long enough to be one."""
+    words = [word for value in spec.headers.values() for word in (value, *value.split()[-1:])]
+    found = [*userinfo_secrets(spec.url or ""), *words]
+    return [secret for secret in dict.fromkeys(found) if len(secret) >= _MIN_SECRET_CHARS]
 
 
 def require_sdk() -> None:

@@ -12,6 +12,7 @@ from functools import cache
 from typing import NamedTuple
 
 from textreact import grammar, jsonish
+from textreact.parsing.blanks import AS_BLANK, AS_NEWLINE, BLANKS, JUNK
 from textreact.parsing.window import Window
 
 #: LlamaIndex's answer keyword, `Answer:`. It is read as a Final Answer only at the start of a
@@ -19,20 +20,6 @@ from textreact.parsing.window import Window
 #: a Thought), so `answer:` as a JSON key, a `Q:`/`Answer:` list inside a Final Answer, and
 #: "the answer: 42" mid-sentence all stay text.
 ANSWER = "answer"
-#: Characters that stand for nothing: read as blanks around keywords and stripped from values.
-JUNK = "\x00\ufeff\u200b"
-#: What `str.strip()` removes, plus JUNK.
-BLANKS = (
-    " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
-    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000" + JUNK
-)
-#: What the scanner reads as a blank besides a space and a tab (written as a space for the
-#: scan, so that `[ \t]` in the patterns takes it): JUNK and the Unicode spaces, such as the
-#: no-break space a model or a web page puts before a keyword.
-AS_BLANK = JUNK + "\xa0\u1680\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
-#: What the scanner reads as a line break besides `\n` (written as `\n` for the scan): NEL
-#: and the Unicode line and paragraph separators, which `str.splitlines` breaks at too.
-AS_NEWLINE = "\x85\u2028\u2029"
 _PLAIN = str.maketrans({**dict.fromkeys(AS_BLANK, " "), **dict.fromkeys(AS_NEWLINE, "\n")})
 
 

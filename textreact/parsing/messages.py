@@ -6,6 +6,7 @@ keyword-less answer from an intention or a fragment."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from textreact import grammar, jsonish, templates
@@ -171,6 +172,14 @@ def is_placeholder(answer: str) -> bool:
     (`the answer`, `答案`, `your answer to the question`), in any language: a model that copies
     the placeholder has answered nothing."""
     return _folded(answer) in _placeholders()
+
+
+def held_in(answer: str, texts: Iterable[str]) -> bool:
+    """Whether one of `texts` holds `answer` as words of its own (case aside, not inside a
+    longer word): a tool result that names a band called "The Answer" makes that answer the
+    band's name, not the placeholder copied."""
+    phrase = re.compile(rf"(?<!\w){re.escape(_folded(answer))}(?!\w)")
+    return any(phrase.search(text.casefold()) for text in texts)
 
 
 def may_be_placeholder(answer: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from functools import cache
 
 from textreact import grammar
+from textreact.parsing.blanks import BLANKS
 
 #: Characters examined for keywords after the leading reasoning block. A ReAct step is a few
 #: hundred characters; past this a Final Answer simply runs to the end of the text.
@@ -91,8 +92,10 @@ def _past_empty_keywords(text: str, start: int) -> int:
     return last
 
 
-#: Characters that are no part of any text: white space, control characters, zero-width ones.
-_BLANKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff]*")
+#: A run of what the parser reads as nothing (`blanks.BLANKS`), and nothing else: a character
+#: the scan reads as text (`\x01`, a word joiner) must count against the limit as it counts
+#: in a short reply, or the step read would depend on the run's length.
+_BLANKS = re.compile(f"[{re.escape(BLANKS)}]*")
 
 
 def _past_blanks(text: str, start: int) -> int:
@@ -133,7 +136,7 @@ def reasoning_end(text: str) -> int | None:
     opened, closed = text.find(_THINK_OPEN), text.find(_THINK_CLOSE)
     if closed >= 0 and (opened < 0 or closed < opened):
         return closed + len(_THINK_CLOSE)
-    if opened >= 0 and not text[:opened].strip():
+    if opened >= 0 and not text[:opened].strip(BLANKS):
         closed = text.find(_THINK_CLOSE, opened)
         return None if closed < 0 else closed + len(_THINK_CLOSE)
     return 0

@@ -9,7 +9,8 @@ with no word in common the first `k` are offered. Kept whatever they score: the 
 every tool the run has called (a follow-up call stays possible, and a native request must offer
 every tool its history calls), the tool a named tool choice names, and a tool the last result
 names (the `read_more` of a paged MCP result, the tools an error's hint suggests). The tools
-offered keep their own order.
+offered keep their own order. The index is built once per tool set and shared by every run
+over it, of one agent or several (`relevance.relevance_of`).
 
 The offer narrows the prompt's tool list and the grammar together (`Offer.relist`), under
 either protocol: the text protocol lists the offered tools in the system prompt of that request,
@@ -27,7 +28,7 @@ from dataclasses import replace
 import regex
 
 from textreact.errors import ConfigError
-from textreact.policies.relevance import Relevance, require_bm25s
+from textreact.policies.relevance import relevance_of, require_bm25s
 from textreact.policy import Offer, Policy, RunView
 
 __all__ = ["ToolBudget"]
@@ -62,9 +63,10 @@ class ToolBudget(Policy):
                 f"pinned names {', '.join(unknown)}, which are not among the agent's tools "
                 f"({', '.join(sorted(names)) or 'none'})"
             )
-        # The index costs more than a step's ranking: built once a run, and only when a run
-        # can have more tools than it offers.
-        self.relevance = Relevance(run.tools) if len(run.tools) > self.k else None
+        # The index costs more than a step's ranking: built once per tool set, shared by
+        # every run over it (`relevance_of`), and only when a run can have more tools than
+        # it offers.
+        self.relevance = relevance_of(run.tools) if len(run.tools) > self.k else None
 
     def steer(self, run: RunView, offer: Offer) -> Offer:
         if self.relevance is None:

@@ -22,7 +22,15 @@ from textreact.errors import MissingExtraError
 if TYPE_CHECKING:
     from textreact.tools import Tool
 
-__all__ = ["INSTALL_HINT", "Relevance", "require_bm25s", "words"]
+__all__ = [
+    "INSTALL_HINT",
+    "Relevance",
+    "indexed",
+    "ranked_texts",
+    "relevance_of",
+    "require_bm25s",
+    "words",
+]
 
 #: What to install for `tool_budget` (`Agent(max_tools=...)`, `--max-tools`).
 INSTALL_HINT: Final = "pip install 'textreact[budget]'"
@@ -85,27 +93,52 @@ def _singular(word: str) -> str:
     return word
 
 
-def tool_words(tool: Tool) -> list[str]:
-    """What a tool is ranked on: its name (counted twice: two or three words that say what it
-    does, beside a description that may run to paragraphs), description, and each
-    parameter's name and description."""
+def tool_text(tool: Tool) -> str:
+    """What a tool is ranked on: its name (twice: two or three words that say what it does,
+    beside a description that may run to paragraphs), description, and each parameter's
+    name and description."""
     text = [tool.name, tool.name, tool.description]
     properties = tool.parameters.get("properties")
     for name, schema in (properties if isinstance(properties, dict) else {}).items():
         text.append(str(name))
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):
             text.append(schema["description"])
-    return words("\n".join(text))
+    return "\n".join(text)
+
+
+def ranked_texts(tools: Sequence[Tool]) -> tuple[tuple[str, str], ...]:
+    """Each tool's name and the text it is ranked on: all an index of them depends on."""
+    return tuple((t.name, tool_text(t)) for t in tools)
+
+
+def relevance_of(tools: Sequence[Tool]) -> Relevance:
+    """The index of `tools`, shared by every run over the same tool set (`indexed`): built,
+    it costs nothing more, where building it took seconds for 2,000 tools with long
+    descriptions, before each run's first request."""
+    return indexed(ranked_texts(tools))
+
+
+#: Tool sets whose index is kept (an agent's, an MCP server's, a compare run's few).
+_INDEXES: Final = 4
+
+
+@functools.lru_cache(maxsize=_INDEXES)
+def indexed(documents: tuple[tuple[str, str], ...]) -> Relevance:
+    """The index of `documents` (each a tool's name and text), built once while it is among
+    the _INDEXES latest asked for: keyed on the text itself, so that a tool set that changed
+    in any word it is ranked on is indexed anew. Its `cache_info()` counts the builds."""
+    return Relevance(documents)
 
 
 class Relevance:
-    """A BM25 index of some tools, built once per run: `scores(text)` is cheap per step."""
+    """A BM25 index of some tools (`documents`: each one's name and text): `scores(text)` is
+    cheap per step. Read only once built, so one index serves runs on several threads."""
 
-    def __init__(self, tools: Sequence[Tool]) -> None:
+    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
         bm25s = require_bm25s()
-        self.names = [t.name for t in tools]
+        self.names = [name for name, _ in documents]
         self._index = bm25s.BM25()
-        self._index.index([tool_words(t) for t in tools], show_progress=False)
+        self._index.index([words(text) for _, text in documents], show_progress=False)
 
     def scores(self, text: str) -> dict[str, float]:
         """Each tool's BM25 score for the words of `text` (each word counted once, so a long

@@ -31,7 +31,6 @@ from textreact.steps import Action, Completion, Event, FinalAnswer, Result, Turn
 
 if TYPE_CHECKING:
     from textreact.constrain import ServerInfo
-    from textreact.effects import BeforeCall
     from textreact.models import Message
     from textreact.serve.config import ServeConfig
     from textreact.serve.request import ChatRequest
@@ -123,7 +122,6 @@ class ServerRun:
         config: ServeConfig,
         model: UpstreamModel,
         tools: Sequence[Tool],
-        before_call: BeforeCall | None,
     ) -> None:
         question = question_of(call)
         if question is None:
@@ -146,8 +144,8 @@ class ServerRun:
         protocol = Conversation(render, constrain=model.server is not None)
         limit = config.observation_limit
         self.agent = Agent(
-            model, tools, protocol=protocol, lang=config.lang, before_call=before_call,
-            on_event=self._finished, **({"observation_limit": limit} if limit else {}),
+            model, tools, protocol=protocol, lang=config.lang, on_event=self._finished,
+            **({"observation_limit": limit} if limit else {}),
         )  # fmt: skip
 
     def _finished(self, event: Event) -> None:

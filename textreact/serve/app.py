@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from textreact import jsonline
-from textreact.errors import MissingExtraError
+from textreact.errors import ConfigError, MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
 from textreact.serve import agentic, stream
@@ -180,11 +180,14 @@ class _Proxy:
         """The answer of textreact's own loop with the MCP servers' tools (`agentic`)."""
         from starlette.responses import StreamingResponse
 
-        tools, before_call = await asyncio.to_thread(mcp.offered)  # may list a server again
+        try:  # may list a server again
+            tools = await asyncio.to_thread(mcp.offered)
+        except ConfigError as error:  # it said its list changed, then could not list it
+            raise ServeError(502, str(error), type="upstream_error") from None
         upstream = self._upstream
         body = {**call.options, "model": call.model}
         model = agentic.UpstreamModel(upstream, body, key, await upstream.server())
-        run = agentic.ServerRun(call, self.config, model, tools, before_call)
+        run = agentic.ServerRun(call, self.config, model, tools)
         if not call.stream:
             return _json(await run.body())
         events = run.events(Chunks(run.named, include_usage=call.include_usage))
@@ -224,6 +227,7 @@ class _Proxy:
             earlier=earlier_calls(call),
             answer_format=call.answer_format,
             limit=config.observation_limit,
+            uncached=config.uncached_tools,
         )
         messages = text_messages(
             call, lang=config.lang, limit=config.observation_limit, example=config.example

@@ -42,12 +42,15 @@ def read_json(raw: bytes) -> Any:
 
 
 def too_large(size: int) -> ServeError:
-    """The 413 for a body of `size` bytes (or more) over MAX_BODY_BYTES."""
+    """The 413 for a body of `size` bytes (or more) over MAX_BODY_BYTES. It ends the
+    connection, whose rest of the body is never read as a request (`protocol.ServeProtocol`
+    drops it, within a bound, so that the client reads this answer rather than a reset)."""
     return ServeError(
         413,
         f"the request body is {size} bytes or more; at most {MAX_BODY_BYTES} are read: "
         "summarise or drop the oldest turns, or cut long tool results",
         code="request_too_large",
+        headers={"connection": "close"},
     )
 
 

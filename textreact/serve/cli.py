@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textreact.errors import ConfigError, MissingExtraError
-from textreact.redact import public_url
+from textreact.redact import blank_text, public_url
 from textreact.serve.config import (
     CONSTRAIN_MODES,
     DEFAULT_TIMEOUT,
@@ -91,6 +91,12 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
         "--observation-limit", type=int, metavar="N",
         help="show the model at most N characters of each tool result (default: all)",
     )  # fmt: skip
+    serve.add_argument(
+        "--uncached-tool", action="append", default=[], metavar="NAME",
+        help="a client tool whose result may change between calls (a job's status): a call "
+        "that repeats an earlier one goes straight to the client, not answered from the "
+        "earlier result first; repeat for each; '*': every tool",
+    )  # fmt: skip
     from textreact.mcp.command import add_mcp_arguments
 
     tools = serve.add_argument_group(
@@ -124,6 +130,7 @@ def config_from(
         timeout=args.timeout,
         observation_limit=args.observation_limit,
         allowed_hosts=_allowed_hosts(args),
+        uncached_tools=tuple(dict.fromkeys(args.uncached_tool)),
         client_timeout=args.client_timeout,
         max_connections=args.max_connections,
     )
@@ -154,7 +161,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
     if upstream_of(args, env) is not None:
         if args.gguf is not None:
             raise ConfigError("--gguf runs the embedded model; --upstream names another: give one")
-        return _serve(config_from(args, env), args)
+        return _serve(config_from(args, env), args, env)
     if args.workers > 1:
         raise ConfigError(
             "--workers N needs --upstream: each worker would start its own embedded model"
@@ -163,17 +170,17 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
 
     gguf = args.gguf or local.gguf_path(local.default_cache_dir(env))
     with local.local_server(gguf) as url:
-        return _serve(config_from(args, env, url), args)
+        return _serve(config_from(args, env, url), args, env)
 
 
-def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
+def _serve(config: ServeConfig, args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         import uvicorn
     except ImportError as exc:
         raise MissingExtraError(f"textreact serve needs uvicorn ({exc}): {INSTALL_HINT}") from exc
     from textreact.serve.connections import uvicorn_options
 
-    mcp = server_tools(args)
+    mcp = server_tools(args, env)
     if mcp is not None:  # opened here, so that a server that cannot start is a one-line error
         mcp.open()
     where = f"http://{args.host}:{args.port}/v1"
@@ -216,21 +223,21 @@ def _serve(config: ServeConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def server_tools(args: argparse.Namespace) -> ServerTools | None:
-    """The MCP servers the `--mcp*` flags name (the same reading as `textreact run`'s), not
-    yet open; None without them."""
+def server_tools(args: argparse.Namespace, env: Mapping[str, str]) -> ServerTools | None:
+    """The MCP servers the `--mcp*` flags name (the same reading as `textreact run`'s, a
+    config's `${VAR}` from `env`), not yet open; None without them."""
     from textreact.mcp.command import mcp_servers
     from textreact.serve.mcp_tools import ServerTools
 
-    servers = mcp_servers(args)
+    servers = mcp_servers(args, env)
     if not servers:
         return None
     named = ([f"--mcp {args.mcp}"] if args.mcp else []) + [
-        f"--mcp-server {text!r}" for text in args.mcp_server
+        f"--mcp-server {blank_text(text)!r}" for text in args.mcp_server
     ]
     return ServerTools(
         servers, source=" and ".join(named), allow=args.mcp_allow, timeout=args.mcp_timeout,
-        destructive=args.mcp_destructive, lang=args.lang,
+        writes=args.mcp_writes, lang=args.lang,
     )  # fmt: skip
 
 
@@ -257,4 +264,5 @@ def app_from_environment() -> Any:
 
     fields = json.loads(Path(os.environ[CONFIG_VARIABLE]).read_text(encoding="utf-8"))
     fields["allowed_hosts"] = tuple(fields.get("allowed_hosts", ()))
+    fields["uncached_tools"] = tuple(fields.get("uncached_tools", ()))
     return create_app(ServeConfig(**fields))

@@ -57,6 +57,11 @@ class ServeConfig:
     #: Seconds a client has to send a request's head (from connecting, or from its previous
     #: response), and as long again for its body; see `textreact.serve.connections`.
     client_timeout: float = 15.0
+    #: The names of client tools whose result may change between calls (a job's status, the
+    #: time), "*" for every tool: a call that repeats an earlier one of such a tool goes
+    #: straight to the client, as the loop runs each call of a `@tool(cache=False)`; any
+    #: other is answered once with the earlier result (see `textreact.serve.turn`).
+    uncached_tools: tuple[str, ...] = ()
     #: The most connections and requests served at once; past it, a 503.
     max_connections: int = 1024
 
@@ -94,6 +99,9 @@ class ServeConfig:
         hosts = self.allowed_hosts
         if not isinstance(hosts, tuple) or not all(isinstance(h, str) and h for h in hosts):
             raise ConfigError(f"allowed_hosts must be a tuple of host names, got {hosts!r}")
+        names = self.uncached_tools
+        if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(f"uncached_tools must be a tuple of tool names, got {names!r}")
         limit = self.observation_limit
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1

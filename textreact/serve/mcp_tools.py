@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from textreact.errors import ConfigError
 
 if TYPE_CHECKING:
-    from textreact.effects import BeforeCall
     from textreact.mcp import Connection, ServerSpec
+    from textreact.mcp.safety import Writes
     from textreact.tools import Tool
 
 __all__ = ["ServerTools"]
@@ -30,8 +30,9 @@ class ServerTools:
     - `source`: where the servers were named ("--mcp mcp.json"), for the startup error.
     - `allow`: only the tools matching one of these patterns (`Connection(allow=...)`).
     - `timeout`: seconds one tool call may take.
-    - `destructive`: "refuse" (the default: a tool that may destroy is left out, as
-      `textreact run --mcp-destructive refuse` does; a server has nobody to ask) or "allow".
+    - `writes`: "refuse" (the default: a tool that is not read-only is left out, as
+      `textreact run --mcp-writes refuse` does; a server has nobody to ask), "allow", or a
+      confirm function (`Connection(writes=...)`, `textreact.mcp.safety`).
     - `lang`: the language of the notes the connection writes (the server's `--lang`).
     """
 
@@ -42,19 +43,17 @@ class ServerTools:
         source: str = "the MCP servers given",
         allow: Sequence[str] | None = None,
         timeout: float | None = 30.0,
-        destructive: str = "refuse",
+        writes: Writes = "refuse",
         lang: str = "en",
     ) -> None:
-        if destructive not in ("allow", "refuse"):
-            raise ConfigError(
-                f"destructive must be 'allow' or 'refuse' (a server cannot ask), got "
-                f"{destructive!r}"
-            )
+        from textreact.mcp.safety import check_writes
+
+        check_writes(writes)
         self.servers = tuple(servers)
         self.source = source
         self.allow = None if allow is None else tuple(allow)
         self.timeout = timeout
-        self.destructive = destructive
+        self.writes = writes
         self.lang = lang
         self._connection: Connection | None = None
         #: How many tools the last read offered (`/health` says it).
@@ -71,13 +70,12 @@ class ServerTools:
 
         if self._connection is not None:
             return
-        connection = Connection(
-            self.servers, timeout=self.timeout, allow=self.allow, lang=self.lang
-        )
-        try:
-            connection.open()
-            self._connection = connection
-            self.offered()  # a config whose flags leave no tool fails here, not per request
+        try:  # flags that leave no tool fail here (Connection.open), not per request
+            self._connection = Connection(
+                self.servers, timeout=self.timeout, allow=self.allow, writes=self.writes,
+                lang=self.lang,
+            ).open()  # fmt: skip
+            self.offered()  # counted for /health
         except ConfigError as error:
             self.close()
             raise ConfigError(f"{error} (MCP servers from {self.source})") from None
@@ -88,14 +86,12 @@ class ServerTools:
         if connection is not None:
             connection.close()
 
-    def offered(self) -> tuple[list[Tool], BeforeCall | None]:
-        """The tools to offer now (a server that said its list changed is listed again first;
-        this may wait on the servers, so the app calls it in a worker thread), and the
-        `before_call` they need: the same rule as `textreact run` (`offered_tools`)."""
-        from textreact.mcp.safety import offered_tools
-
+    def offered(self) -> list[Tool]:
+        """The tools to offer now, by the same rule as `textreact run` (`Connection(writes=
+        ...)`); a server that said its list changed is listed again first, which may wait on
+        the servers, so the app calls this in a worker thread."""
         if self._connection is None:
             raise ConfigError("the MCP servers are not open: run the app with lifespan events")
-        tools, before_call = offered_tools(self._connection, self.destructive)
+        tools = self._connection.tools
         self.count = len(tools)
-        return tools, before_call
+        return tools

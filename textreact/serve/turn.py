@@ -11,12 +11,15 @@ breaks `tool_choice`, or a call cut by the length limit is answered with the obs
 loop would send, once; a second failure comes back as plain content with a note, never as a
 call the model did not make. A cut answer is the one verdict serve treats otherwise than the
 loop: the client gets it as content with finish_reason "length", as OpenAI sends a cut reply,
-and its own loop decides (the loop re-asks)."""
+and its own loop decides (the loop re-asks). A call that repeats an earlier one of the
+conversation is answered once with the earlier result, as the loop answers it, unless its
+tool is one the server was told may change (`--uncached-tool`, the counterpart of the loop's
+`@tool(cache=False)`): then it goes straight to the client."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from textreact import grammar, observation, templates, verdict
@@ -86,8 +89,11 @@ class Judge:
         earlier: Sequence[tuple[str, dict[str, Any] | str, str]] = (),
         answer_format: AnswerFormat | None = None,
         limit: int | None = None,
+        uncached: Collection[str] = (),
     ) -> None:
         self.tools = tuple(tools)
+        #: The tools whose repeated calls go straight through (`ServeConfig.uncached_tools`).
+        self.uncached = frozenset(uncached)
         #: The characters an earlier result is cut to when a repeated call is shown it again,
         #: as the conversation showed it (`--observation-limit`); None: whole.
         self.limit = limit
@@ -99,6 +105,9 @@ class Judge:
         self.protocol = TextProtocol(examples=[])
         #: Each earlier call with a result, numbered from 1, as the request holds it.
         self._earlier = list(enumerate(earlier, 1))
+        #: The earlier results, and whether a placeholder answer was refused in this request,
+        #: for the judgement of a placeholder answer (`verdict.judge`).
+        self._said = verdict.Earlier(tuple(result for _, _, result in earlier))
         #: By tool name, its earlier calls by their identity: (step number, result).
         self._repeats: dict[str, dict[tuple[str, str], tuple[int, str]]] = {}
 
@@ -111,8 +120,9 @@ class Judge:
         """What one parsed step means, `kept` being the reply minus what the parser cut."""
         thought = None if isinstance(step, FormatError) else step.thought
         ruling = verdict.judge(
-            step, finish_reason, self.tool_choice, self.box, self.lang, this_turn=True
-        )
+            step, finish_reason, self.tool_choice, self.box, self.lang, this_turn=True,
+            earlier=self._said,
+        )  # fmt: skip
         if ruling.kind == "filtered":  # stopped by the upstream's filter: not re-asked
             return Answer(_shown(step, kept), thought, "content_filter")
         if ruling.kind == "cut":
@@ -122,6 +132,8 @@ class Judge:
             return Problem(note, _one_line(note), kept, kept, thought, finish_reason="length")
         if ruling.kind == "format_error":
             assert isinstance(ruling.step, FormatError)
+            if ruling.step.problem == "placeholder":  # the re-ask's may stand: see `judge`
+                self._said = replace(self._said, refused=True)
             shown = kept if isinstance(step, FormatError) else _shown(step, kept)
             return self._problem(ruling.step, kept, shown, thought, finish_reason)
         if ruling.kind == "answer":
@@ -135,13 +147,19 @@ class Judge:
             return Problem(text, _one_line(prepared.error or ""), kept, kept, thought)
         repairs = action.repairs + prepared.repairs
         call = Call(prepared.tool, prepared.arguments, thought, repairs)
-        repeats = self._repeats_of(prepared.tool)
+        repeats = self._repeats_of(prepared.tool) if self._cached(prepared.tool) else {}
         if prepared.key in repeats:
             number, result = repeats[prepared.key]
             shown = shown_result(result, self.limit)
             text = observation.repeated_call(prepared.tool.name, number, shown, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call
+
+    def _cached(self, tool: Tool) -> bool:
+        """Whether a repeated call of `tool` may be answered from the earlier result: not for
+        a tool the server was told may change (`--uncached-tool`), as not in the loop for a
+        `cache=False` one."""
+        return tool.cache and tool.name not in self.uncached and "*" not in self.uncached
 
     def _repeats_of(self, tool: Tool) -> dict[tuple[str, str], tuple[int, str]]:
         """The earlier calls of `tool` by their identity (the first of each kept), validated

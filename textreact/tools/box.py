@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from textreact import templates
-from textreact.errors import ConfigError, ToolArgumentError, WrongToolError
+from textreact.errors import CallRefusedError, ConfigError, ToolArgumentError, WrongToolError
 from textreact.steps import ToolResult
 from textreact.tools.tool import Tool
 
@@ -45,7 +45,8 @@ class ToolBox:
 
     `prepare` and `execute` never raise for a mistake of the model or a failure of the tool:
     they return a ToolResult whose `error_kind` is "unknown_tool", "arguments", "timeout",
-    "wrong_tool" (the tool raised WrongToolError) or "exception". Only BaseExceptions that
+    "wrong_tool" (the tool raised WrongToolError), "vetoed" (it asked whether to run and was
+    told no: CallRefusedError) or "exception". Only BaseExceptions that
     are not Exceptions (KeyboardInterrupt, SystemExit) propagate, so Ctrl-C still stops a
     run, even while it waits for a tool.
 
@@ -133,7 +134,7 @@ class ToolBox:
         tool = call.tool
         if not tool.is_async:
             return await asyncio.to_thread(self.execute, call, present=present)
-        task = asyncio.ensure_future(asettled(lambda: tool.invoke(call.arguments)))
+        task = asyncio.ensure_future(_in_task(lambda: tool.invoke(call.arguments)))
         try:
             await asyncio.wait({task}, timeout=tool.timeout)
         except asyncio.CancelledError:  # the run itself is cancelled: so is its tool
@@ -146,6 +147,8 @@ class ToolBox:
         if task.cancelled():  # the tool raised CancelledError itself: its failure, not the run's
             return call.finish("exception", asyncio.CancelledError())
         error = task.exception()
+        if isinstance(error, _Escaped):  # Ctrl-C in the tool: raised where the run can end on it
+            raise error.error
         if error is not None:
             if not isinstance(error, Exception):
                 raise error
@@ -203,6 +206,11 @@ class Prepared:
             error = templates.note(
                 "tool_timeout", self.lang, tool=tool.name, seconds=seconds_allowed
             )
+        elif isinstance(value, CallRefusedError):  # asked and told no: not run, as a veto
+            return ToolResult(
+                tool.name, self.arguments, error=str(value), error_kind="vetoed",
+                repairs=self.repairs, seconds=seconds,
+            )  # fmt: skip
         else:
             error = templates.note("tool_failed", self.lang, tool=tool.name, error=_describe(value))
         wrong = isinstance(value, WrongToolError)
@@ -268,6 +276,25 @@ async def asettled(call: Callable[[], Any]) -> Any:
     while _awaitable(value):
         value = await value
     return value
+
+
+class _Escaped(Exception):
+    """A KeyboardInterrupt or SystemExit raised in a tool's task, carried out of it as the
+    task's exception: asyncio raises either out of the event loop itself when a task raises
+    it, past every caller, where the run could not end as `interrupted`."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+async def _in_task(call: Callable[[], Any]) -> Any:
+    """`asettled(call)` for a task of its own (`ToolBox.aexecute`), its KeyboardInterrupt or
+    SystemExit carried as an `_Escaped`."""
+    try:
+        return await asettled(call)
+    except (KeyboardInterrupt, SystemExit) as error:
+        raise _Escaped(error) from None
 
 
 def settled(call: Callable[[], Any]) -> Any:

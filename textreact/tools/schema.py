@@ -367,6 +367,9 @@ def _neutral(
 #: How deep `example_candidates` and `type_label` follow unions into unions (a schema from
 #: outside may make one hold itself).
 _DEEPEST: Final = 8
+#: Branches of one union `type_label` reads at most (each may be a union, or an `enum`, that
+#: costs its own reading); the rest are counted.
+_MOST_BRANCHES: Final = 256
 #: Candidates `example_value` tries at most (each is validated; a schema whose unions nest
 #: each other could otherwise offer branches ** _DEEPEST of them).
 _CANDIDATES: Final = 64
@@ -489,36 +492,80 @@ def _value_at(text: str, at: int, *, phrase: bool) -> Any:
 _TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "array", "object", "null")
 
 
+#: Characters a type label spends on values and branches (see `type_label`): a list of
+#: countries' codes is shown whole, one of 200,000 values is not.
+LABEL_ROOM: Final = 2_000
+
+
 def type_label(
-    schema: dict[str, Any], root: dict[str, Any], depth: int = 0, *, lang: str = "en"
+    schema: dict[str, Any],
+    root: dict[str, Any],
+    depth: int = 0,
+    *,
+    lang: str = "en",
+    room: int = LABEL_ROOM,
 ) -> str:
     """A short name of what a schema accepts, for the prompt and for argument errors, in
     `lang`: `integer`, `array of string`, `number or null` (a null branch is named, never shown
-    as `any`); const and enum values are shown as JSON."""
+    as `any`); const and enum values are shown as JSON.
+
+    It costs about `room` characters at most, whatever the schema (an `enum` of 200,000 values,
+    a union of thousands of branches, each inside the other): the values and branches that fit
+    are shown, in order, and the rest are counted (`one of "a", "b" … and 199,998 more`).
+    Validation still reads the whole schema."""
     schema = resolve(schema, root)
     nullable = schema.get("nullable") is True
     branches = _branches(schema, root)
     if branches:
         if depth >= _DEEPEST:  # a union that holds itself, or unions nested past reading
             return _type_word("any", lang)
-        labels = [type_label(b, root, depth + 1, lang=lang) for b in branches if b is not schema]
-        return _alternatives(labels, lang, nullable=nullable) or _type_word("any", lang)
+        others = [b for b in branches if b is not schema]
+        first = others[:_MOST_BRANCHES]
+        labels = (type_label(b, root, depth + 1, lang=lang, room=room) for b in first)
+        fitting, read = _fitting(labels, room)
+        shown = _alternatives(fitting, lang, nullable=nullable) or _type_word("any", lang)
+        return _more(shown, len(others) - read, lang)
     if "const" in schema:
         return json.dumps(schema["const"], ensure_ascii=False)
     if schema.get("enum"):
-        values = ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-        return _type_word("one_of", lang, values=values)
+        enum = schema["enum"]
+        values, read = _fitting((json.dumps(v, ensure_ascii=False) for v in enum), room)
+        return _type_word("one_of", lang, values=_more(", ".join(values), len(enum) - read, lang))
     kinds = kinds_of(schema)
     if not kinds:
         return _type_word("any", lang)
     items = schema.get("items")
+    inner = room - len(_type_word("array_of", lang, items=""))
     labels = [
-        _type_word("array_of", lang, items=type_label(items, root, depth + 1, lang=lang))
+        _type_word(
+            "array_of", lang, items=type_label(items, root, depth + 1, lang=lang, room=inner)
+        )
         if kind == "array" and isinstance(items, dict) and depth < _DEEPEST
         else _kind_word(kind, lang)
         for kind in kinds
     ]
     return _alternatives(labels, lang, nullable=nullable)
+
+
+def _fitting(texts: Iterator[str], room: int) -> tuple[list[str], int]:
+    """The first of `texts` that fit in `room` characters together, each once, and how many
+    were read: the first that does not fit ends the reading, so that the rest are never made
+    (a branch's label, a value's JSON)."""
+    fitting: list[str] = []
+    read = 0
+    for text in texts:
+        if text not in fitting:
+            room -= len(text) + 2
+            if room < 0:
+                break
+            fitting.append(text)
+        read += 1
+    return fitting, read
+
+
+def _more(shown: str, left: int, lang: str) -> str:
+    """`shown`, and how many values or branches were left out of it (`… and 12 more`)."""
+    return _type_word("more", lang, shown=shown, count=f"{left:,}") if left > 0 else shown
 
 
 def _kind_word(kind: Any, lang: str) -> Any:

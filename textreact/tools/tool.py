@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ from textreact.tools.arguments import (
     check_arguments,
     union_work,
 )
-from textreact.tools.schema import NO_EXAMPLE, example_value, normalize, type_label
+from textreact.tools.entry import entry, example_text
+from textreact.tools.schema import NO_EXAMPLE, example_value, normalize
 
 _NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,63}")
 #: OpenAI and Anthropic accept only these characters in a tool name; ToolBox.resolve maps the
@@ -188,7 +188,7 @@ class Tool:
     def argument_error(self, problems: list[str], lang: str = "en") -> str:
         """The model-facing message for `problems`, ending with a correct example, in `lang`."""
         lines = "\n".join(f"- {problem}" for problem in problems)
-        example = json.dumps(self.example, ensure_ascii=False)
+        example = example_text(self.example, lang)
         return templates.note(
             "argument_error", lang, tool=self.name, problems=lines, example=example
         )
@@ -210,19 +210,10 @@ class Tool:
         return self.fn(**values)
 
     def text_spec(self) -> str:
-        """The tool's entry in the prompt's <tools> section: name and when to use it, one line
-        per argument with its type, then a complete example input. Compact on purpose: a
-        135M-parameter model reads it."""
-        properties = self.parameters["properties"]
-        required = self.parameters.get("required", ())
-        lines = [f"{self.name}: {' '.join(self.description.split())}"]
-        for name, spec in properties.items():
-            need = "required" if name in required else "optional"
-            about = " ".join(str(spec.get("description", "")).split())
-            label = type_label(spec, self.parameters)
-            lines.append(f"  {name} ({label}, {need}){': ' + about if about else ''}")
-        lines.append(f"  Example input: {json.dumps(self.example, ensure_ascii=False)}")
-        return "\n".join(lines)
+        """The tool's entry in the prompt's <tools> section (`textreact.tools.entry`): name and
+        when to use it, one line per argument with its type, then a complete example input,
+        at a bounded cost whatever the schema."""
+        return entry(self)
 
     @property
     def api_name(self) -> str:
