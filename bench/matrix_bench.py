@@ -1,6 +1,7 @@
 """The model matrix: the built-in suite and BFCL entries on real models, each through the text
 protocol unconstrained, the text protocol constrained by the tools' grammar, and native tool
-calls, beside the baseline of a tutorial-style ReAct loop (`naive`, bench/naive_loop.py); one
+calls (and, with `--only ...,own`, the model's own tool format in text), beside the baseline
+of a tutorial-style ReAct loop (`naive`, bench/naive_loop.py); one
 table of model x protocol with success, valid-call rate, tokens and time.
 
 Models are served one at a time by the embedded llama.cpp server (xllamacpp), one thread.
@@ -24,8 +25,10 @@ from typing import Any
 from naive_loop import run as naive_run
 
 from textreact.compare.bfcl import Entry, check_call, load_bfcl
+from textreact.compare.cli import log_odds
 from textreact.compare.runner import Options, run_compare
 from textreact.compare.suite import builtin_suite, load_suite, score, select
+from textreact.exemplars import CHOICES
 from textreact.loading import load_object
 from textreact.models.local import MODEL_NAME, default_cache_dir, gguf_path, local_server
 from textreact.models.openai_compat import OpenAICompatModel
@@ -75,6 +78,12 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
         "success": sum(o.success for o in outcomes) / n,
         "valid_call": sum(bool(o.measures.get("first_call_valid")) for o in outcomes) / n,
         "constrained": sum(any(t.constrained for t in o.result.steps) for o in outcomes),
+        # turns whose call-or-answer branch the scored decision changed (--decision-bias)
+        "overridden": sum(
+            t.decision is not None and t.decision.chosen != t.decision.sampled
+            for o in outcomes
+            for t in o.result.steps
+        ),
         "tokens": sum(o.result.usage.completion_tokens for o in outcomes),
         "seconds": sum(o.result.seconds for o in outcomes),
     }
@@ -123,12 +132,21 @@ def main() -> None:
     parser.add_argument("--spread", action="store_true", help="BFCL entries evenly spaced")
     parser.add_argument("--files", default="simple_python,multiple", help="BFCL files to run")
     parser.add_argument(
-        "--only", default=",".join((*PROTOCOLS, NAIVE)), help="protocols to run (and naive)"
+        "--only",
+        default=",".join((*PROTOCOLS, NAIVE)),
+        help="protocols to run (and naive); own (the model's own tool format) when named",
     )
     parser.add_argument("--policies", default="none", help="none, small, or policy names")
     parser.add_argument("--suite", default="builtin", help="builtin, or a JSONL task file")
     parser.add_argument("--tools", help="MODULE:NAME of the suite's tools (compare --tools)")
     parser.add_argument("--tool-choice", default="auto", help="every run's tool choice")
+    parser.add_argument(
+        "--examples", choices=CHOICES, default="bundled", help="the text protocols' worked example"
+    )
+    parser.add_argument(
+        "--decision-bias", type=log_odds, default=None, metavar="X",
+        help="the text protocols' scored call-or-answer choice, X log-odds for calling",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
     parser.add_argument(
         "--prompt-cache", action="store_true",
@@ -137,7 +155,10 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     tools = None if args.tools is None else tuple(load_object(args.tools, "--tools", "x.py:T"))
-    options = Options(args.max_steps, args.policies, tools, args.tool_choice)
+    options = Options(
+        args.max_steps, args.policies, tools, args.tool_choice, examples=args.examples,
+        decision_bias=args.decision_bias,
+    )  # fmt: skip
     files = model_files()
     rows = []
     for name in args.models.split(","):
@@ -170,6 +191,8 @@ def main() -> None:
                 for protocol in chosen:
                     rows.append({"model": name, "variant": protocol, "suite": suite,
                                  "tool_choice": args.tool_choice, "policies": args.policies,
+                                 "examples": args.examples,
+                                 "decision_bias": args.decision_bias,
                                  **measured[protocol]})  # fmt: skip
                     print(json.dumps(rows[-1]), flush=True)
                 print(f"({time.perf_counter() - started:.0f} s)", flush=True)

@@ -371,3 +371,16 @@ def test_the_flag_names_the_uncached_tools_and_workers_get_them(monkeypatch) -> 
         assert callable(app_from_environment())  # a worker reads them back (a tuple)
     with pytest.raises(ConfigError, match="uncached_tools must be a tuple of tool names"):
         ServeConfig("http://h/v1", uncached_tools=("",))
+
+
+@pytest.mark.parametrize(("lang", "copied"), [("en", "the answer"), ("zh", "答案")])
+def test_the_native_protocol_explains_a_copied_placeholder(lang: str, copied: str) -> None:
+    """The placeholder rule judges native replies too; the native protocol words its answer
+    without the text protocol's keywords, and had no words for this one (a ConfigError)."""
+    from textreact.steps import Completion
+
+    model = ScriptedModel([Completion(copied), Completion("42")])
+    result = Agent(model, [_search()], protocol="native", lang=lang).run("q")
+    assert result.answer == "42" and result.stop_reason == "final_answer"
+    refused = result.steps[0].observation
+    assert refused and "Final Answer" not in refused and "最终答案" not in refused

@@ -18,6 +18,7 @@ from textreact import grammar, loop, observation
 from textreact.constrain import TOOL_CHOICES
 from textreact.effects import check_reply
 from textreact.errors import ConfigError, ModelError
+from textreact.exemplars import checked_examples
 from textreact.loop import Ask, BeforeCall, Consult, Effect, RunTool
 from textreact.memory import MemoryConfig
 from textreact.models import Message
@@ -46,7 +47,11 @@ class Agent:
     behaviours that steer a small model when it gets lost (`textreact.policies`); none by
     default. `max_tools` offers each request only that many tools, the most relevant to the
     step (the `tool_budget` policy, before the others; extra `budget`), for a model given
-    more tools than it can choose among (an MCP server's)."""
+    more tools than it can choose among (an MCP server's). `decision_bias` (text protocol)
+    chooses each turn's call or answer from the model's log-probabilities, that many log-odds
+    in favour of calling (`TextProtocol(decision_bias=...)`). `examples` is the text protocol's
+    worked example: "bundled" (the default), "built" from the offered tools, "none", or a
+    list of user/assistant messages (`textreact.exemplars`)."""
 
     def __init__(
         self,
@@ -60,12 +65,13 @@ class Agent:
         best_effort: bool = True,
         observation_limit: int = observation.DEFAULT_LIMIT,
         memory: MemoryConfig = MemoryConfig(),
-        examples: Sequence[Message] | None = None,
+        examples: str | Sequence[Message] | None = None,
         on_event: Callable[[Event], None] | None = None,
         before_call: BeforeCall | None = None,
         tool_choice: str = "auto",
         policies: Sequence[Policy] = (),
         max_tools: int | None = None,
+        decision_bias: float | None = None,
     ) -> None:
         if not callable(getattr(model, "complete", None)):
             raise ConfigError(
@@ -81,18 +87,12 @@ class Agent:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {lang!r}")
         if not isinstance(memory, MemoryConfig):
             raise ConfigError(f"memory must be a MemoryConfig(...), got {memory!r}")
-        if examples is not None and not all(
-            isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in examples
-        ):
-            raise ConfigError(
-                "examples must be a list of {'role': 'user' | 'assistant', 'content': str} "
-                "messages, alternating, starting with a user turn"
-            )
+        examples = checked_examples(examples)
         for name, hook in (("on_event", on_event), ("before_call", before_call)):
             if hook is not None and not callable(hook):
                 raise ConfigError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
-        self.protocol = resolve(protocol, model, examples=examples)
+        self.protocol = resolve(protocol, model, examples=examples, decision_bias=decision_bias)
         if self.protocol.name == "native" and not {"tools", "**"} & _parameters(type(model)):
             raise ConfigError(
                 f"native tool calling needs a model whose complete() takes tools= "

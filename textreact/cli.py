@@ -140,9 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transcript", type=Path, help="write a JSONL transcript here")
     run.add_argument(
         "--protocol",
-        choices=("text", "native"),
+        choices=("text", "native", "own"),
         default="text",
-        help="text: the ReAct text protocol (default); native: the server's own tool calling",
+        help="text: the ReAct text protocol (default); native: the server's own tool calling; "
+        "own: the model's own tool format (from its chat template) in plain text",
     )
     run.add_argument(
         "--tool-choice",
@@ -383,6 +384,8 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     tools = None if args.tools is None else load_tools(args.tools)
     policies = by_name(args.policies)  # usage errors before the model starts
     check_budget(args.max_tools)
+    if args.decision_bias is not None and args.protocol != "text":
+        raise ConfigError("--decision-bias scores the text protocol's branch: use --protocol text")
     if args.transcript is not None:
         check_writable(args.transcript, "--transcript")
     colour = sys.stderr.isatty() and "NO_COLOR" not in env
@@ -394,12 +397,13 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         agent = Agent(
             model, tools, protocol=args.protocol, max_steps=args.max_steps, lang=args.lang,
             on_event=live, tool_choice=args.tool_choice, policies=policies,
-            max_tools=args.max_tools,
+            max_tools=args.max_tools, examples=args.examples, decision_bias=args.decision_bias,
         )  # fmt: skip
         result = agent.run(question, transcript=args.transcript)
-        note = getattr(model, "constrain_note", None)
-    if note and args.verbose:
-        print(f"textreact: {note}", file=sys.stderr)
+        notes = [getattr(model, name, None) for name in ("constrain_note", "decision_note")]
+    for note in notes:
+        if note and args.verbose:
+            print(f"textreact: {note}", file=sys.stderr)
     if args.json:
         data = result.to_dict()
         data["steps"] = [step_record(step) for step in data["steps"]]

@@ -102,6 +102,7 @@ class _Run:
             index=len(self.turns) + 1, text=reading.text, step=reading.steps[0],
             finish_reason=completion.finish_reason, usage=completion.usage,
             model_seconds=seconds, note=reading.note, constrained=completion.constrained,
+            decision=completion.decision,
         )  # fmt: skip
         return reading, turn
 

@@ -87,6 +87,67 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One sampled token as the server scored it: its bytes, its log-probability, and the
+    most likely tokens at its place (`top`: bytes and log-probability each)."""
+
+    token: bytes
+    logprob: float
+    top: tuple[tuple[bytes, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One side of the call-or-answer choice: the text that opens it (`Action:`) and the
+    grammar (GBNF) of what may follow that text; None where no grammar is offered."""
+
+    opening: str
+    grammar: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The call-or-answer choice scored from log-probabilities (`TextProtocol(decision_bias=)`):
+    a client that can score it picks `call` when log P(call) + `bias` > log P(answer)."""
+
+    #: The log-odds added in favour of calling (0: the model's own odds).
+    bias: float
+    call: Branch
+    answer: Branch
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What became of a request's `Decision`: both branches' log-probabilities at the branch
+    point, the branch the model sampled and the one chosen; `unscored` says why none was
+    scored ("no_logprobs", "no_branch_point", "no_branch_token", "not_continued")."""
+
+    bias: float
+    call_logprob: float | None = None
+    answer_logprob: float | None = None
+    sampled: Literal["call", "answer"] | None = None
+    chosen: Literal["call", "answer"] | None = None
+    unscored: str | None = None
+
+    @property
+    def margin(self) -> float | None:
+        """log P(call) - log P(answer), where both were scored."""
+        if self.call_logprob is None or self.answer_logprob is None:
+            return None
+        return self.call_logprob - self.answer_logprob
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bias": self.bias,
+            "call_logprob": self.call_logprob,
+            "answer_logprob": self.answer_logprob,
+            "sampled": self.sampled,
+            "chosen": self.chosen,
+            "unscored": self.unscored,
+        }
+
+
+@dataclass(frozen=True)
 class Completion:
     """One reply of a chat model, the same record for every protocol and client, so no SDK
     object leaves `models/`. `finish_reason == "length"` means the text was cut off."""
@@ -98,6 +159,10 @@ class Completion:
     tool_calls: tuple[ToolCall, ...] = ()
     #: True when the server decoded under the tools' grammar (constrained decoding).
     constrained: bool = False
+    #: What became of the request's `Decision`; None when it carried none.
+    decision: Decided | None = None
+    #: The sampled tokens with their log-probabilities, where the server sent them.
+    logprobs: tuple[TokenLogprob, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -113,6 +178,8 @@ class Request:
     grammar: str | None = None
     #: OpenAI's meanings: "auto", "required", "none", or one tool's name.
     tool_choice: str = "auto"
+    #: The call-or-answer choice to score from log-probabilities; None: sampled as it comes.
+    decision: Decision | None = None
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `ChatModel.complete` beyond `stop` that this request sets."""
@@ -123,6 +190,8 @@ class Request:
                 extra["tool_choice"] = self.tool_choice
         if self.grammar is not None:
             extra["grammar"] = self.grammar
+        if self.decision is not None:
+            extra["decision"] = self.decision
         return extra
 
 
@@ -215,6 +284,8 @@ class Turn:
     constrained: bool = False
     #: What the run's policies changed at this turn, in the order they did it.
     policy_notes: tuple[PolicyNote, ...] = ()
+    #: The call-or-answer choice scored at this turn (`TextProtocol(decision_bias=)`).
+    decision: Decided | None = None
 
     def joined_by(self, index: int, step: Step) -> Turn:
         """A later call of this native reply: it shares the reply's message, so it has no text,
@@ -278,6 +349,7 @@ class Turn:
             "discarded_text": self.step.discarded_text,
             "finish_reason": self.finish_reason,
             "constrained": self.constrained,
+            "decision": None if self.decision is None else self.decision.to_dict(),
             "call_id": self.step.call_id if isinstance(self.step, Action) else None,
             "model_seconds": round(self.model_seconds, 4),
             "tool_seconds": round(self.result.seconds, 4) if self.result is not None else 0.0,

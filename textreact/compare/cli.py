@@ -14,6 +14,7 @@ from typing import Any
 
 from textreact.compare.models import ModelSpec, check_specs, gguf_type, spec_type
 from textreact.errors import ConfigError
+from textreact.exemplars import CHOICES
 
 #: The --policies help, for `run` and `compare` alike.
 POLICIES_HELP = (
@@ -23,8 +24,25 @@ POLICIES_HELP = (
 
 
 def add_tool_options(group: Any) -> None:
-    """`--policies`, `--max-tools` and `--tools`, the same for `run` and `compare`."""
+    """`--policies`, `--max-tools`, `--tools` and `--examples`, the same for `run` and
+    `compare`."""
     group.add_argument("--policies", default="none", help=POLICIES_HELP)
+    group.add_argument(
+        "--examples",
+        choices=CHOICES,
+        default="bundled",
+        help="the text protocol's worked example: bundled (the calculator and lookup; the "
+        "default), built from the offered tools (no call, one call, two calls), or none "
+        "(docs/protocol.md)",
+    )
+    group.add_argument(
+        "--decision-bias",
+        type=log_odds,
+        metavar="X",
+        help="text protocols: choose each turn's call or answer from the model's "
+        "log-probabilities, X log-odds in favour of calling (0: the model's own odds; needs a "
+        "server that returns logprobs, e.g. llama.cpp; default: sampled; docs/protocol.md)",
+    )
     group.add_argument(
         "--max-tools",
         type=positive_int,
@@ -55,7 +73,8 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--protocols",
         help="comma-separated, of text (no grammar), text+grammar (the tools' grammar where the "
-        "server takes one) and native (default: all three; text,native with --constrain off)",
+        "server takes one), native and own (the model's own tool format in text) (default: "
+        "text, text+grammar and native; text,native with --constrain off)",
     )
     group.add_argument(
         "--repeat", type=positive_int, default=1, help="run each task N times (spread)"
@@ -104,6 +123,17 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="serve this GGUF file in the embedded server, named after its stem; repeatable",
     )
+
+
+def log_odds(text: str) -> float:
+    """An argparse type: a finite number (a log-odds bias)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -202,10 +232,11 @@ def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:
     """The protocols `--protocols` names (default: all three, or text,native when `--constrain
     off` leaves no grammar to send); text+grammar asked for with `--constrain off` is refused,
     as its row would only repeat the text row."""
-    from textreact.compare.runner import PROTOCOLS
+    from textreact.compare.runner import NAMED_ONLY, PROTOCOLS
 
     if flag is None:
-        return tuple(p for p in PROTOCOLS if constrain != "off" or p != "text+grammar")
+        chosen = (p for p in PROTOCOLS if p not in NAMED_ONLY)
+        return tuple(p for p in chosen if constrain != "off" or p != "text+grammar")
     protocols = tuple(p.strip() for p in flag.split(",") if p.strip())
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:

@@ -100,8 +100,9 @@ class _Comparison:
         meta = {"model": served, "name": label, "suite": self.args.suite}
         args = self.args
         options = Options(
-            args.max_steps, args.policies, self.plan.tools, args.tool_choice, args.max_tools
-        )
+            args.max_steps, args.policies, self.plan.tools, args.tool_choice, args.max_tools,
+            examples=args.examples, decision_bias=args.decision_bias,
+        )  # fmt: skip
         outcomes: list[Any] = []
         started = time.perf_counter()
         folder = self.args.transcripts

@@ -3,7 +3,8 @@ model, in parallel threads when asked, and measures every run the same way for e
 
 The protocols of a comparison: `text` (the text protocol, no grammar offered), `text+grammar`
 (the text protocol offering each turn's grammar, which the client sends where its server takes
-one) and `native`. Both text rows share one client, so they differ only in the grammar. A run's
+one), `native`, and `own` (the model's own tool format in text, measured only when named).
+Both text rows share one client, so they differ only in the grammar. A run's
 measures come from its `Result` alone (`measure`), so every protocol is compared on exactly the
 same arithmetic."""
 
@@ -27,7 +28,9 @@ from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
 
-PROTOCOLS = ("text", "text+grammar", "native")
+PROTOCOLS = ("text", "text+grammar", "native", "own")
+#: The protocols a comparison runs only when they are named (switches not yet measured).
+NAMED_ONLY = ("own",)
 #: What `run_compare` runs unless told: the two protocols it has always compared.
 DEFAULT_PROTOCOLS = ("text", "native")
 #: A first call that names no offered tool, or whose arguments fail its schema, is not valid.
@@ -97,12 +100,16 @@ def first_call_valid(result: Result) -> bool:
     return first.result.error_kind not in _INVALID_CALL
 
 
-def agent_protocol(protocol: str) -> str | Protocol:
-    """The Agent's protocol for one of PROTOCOLS."""
+def agent_protocol(
+    protocol: str, examples: str = "bundled", decision_bias: float | None = None
+) -> str | Protocol:
+    """The Agent's protocol for one of PROTOCOLS; `examples` is the text protocols' worked
+    example (`TextProtocol(examples=...)`), `decision_bias` their scored call-or-answer
+    choice (`TextProtocol(decision_bias=...)`; native tool calling has no such branch)."""
     if protocol == "text":
-        return TextProtocol(constrain=False)
+        return TextProtocol(constrain=False, examples=examples, decision_bias=decision_bias)
     if protocol == "text+grammar":
-        return TextProtocol(constrain=True)
+        return TextProtocol(constrain=True, examples=examples, decision_bias=decision_bias)
     return protocol
 
 
@@ -123,14 +130,19 @@ class Options:
     tool_choice: str = "auto"
     #: The tools offered each step (`Agent(max_tools=...)`); None offers every tool.
     max_tools: int | None = None
+    #: The text protocols' worked example: "bundled", "built" (from the offered tools), "none".
+    examples: str = "bundled"
+    #: The text protocols' scored call-or-answer choice; None: sampled.
+    decision_bias: float | None = None
 
 
 def run_task(model: Any, task: Task, protocol: str, options: Options = Options()) -> Result:
     """One task through one protocol, as `options` say."""
     agent = Agent(
-        model, options.tools, protocol=agent_protocol(protocol), max_steps=options.max_steps,
-        lang=task.lang, policies=by_name(options.policies), tool_choice=options.tool_choice,
-        max_tools=options.max_tools,
+        model, options.tools,
+        protocol=agent_protocol(protocol, options.examples, options.decision_bias),
+        max_steps=options.max_steps, lang=task.lang, policies=by_name(options.policies),
+        tool_choice=options.tool_choice, max_tools=options.max_tools,
     )  # fmt: skip
     return agent.run(task.question)
 
@@ -154,8 +166,9 @@ def run_entry(
         for f in entry.functions
     ]
     agent = Agent(
-        model, tools, protocol=agent_protocol(protocol), max_steps=1, best_effort=False,
-        tool_choice=options.tool_choice, policies=by_name(options.policies),
+        model, tools, max_steps=1,
+        protocol=agent_protocol(protocol, options.examples, options.decision_bias),
+        best_effort=False, tool_choice=options.tool_choice, policies=by_name(options.policies),
         max_tools=options.max_tools,
     )  # fmt: skip
     result = agent.run(entry.question)
@@ -266,6 +279,7 @@ def options_meta(options: Options) -> dict[str, Any]:
     return {
         "tool_choice": options.tool_choice, "policies": options.policies,
         "max_steps": options.max_steps, "tools": tools, "max_tools": options.max_tools,
+        "examples": options.examples, "decision_bias": options.decision_bias,
     }  # fmt: skip
 
 

@@ -12,7 +12,13 @@ together with `tools=`: send it with the text protocol only."""
 from __future__ import annotations
 
 from textreact.constrain.gbnf import MAX_ITEMS, MAX_STRING, schema_grammar
-from textreact.constrain.react import MAX_THOUGHT, MAX_THOUGHT_BY_LANG, TOOL_CHOICES, tools_grammar
+from textreact.constrain.react import (
+    MAX_THOUGHT,
+    MAX_THOUGHT_BY_LANG,
+    TOOL_CHOICES,
+    branch_grammar,
+    tools_grammar,
+)
 from textreact.constrain.recognizer import GrammarSyntaxError, matches, parse_gbnf
 from textreact.constrain.servers import SERVER_KINDS, ServerInfo, detect_server, request_fields
 
@@ -25,6 +31,7 @@ __all__ = [
     "TOOL_CHOICES",
     "GrammarSyntaxError",
     "ServerInfo",
+    "branch_grammar",
     "detect_server",
     "matches",
     "parse_gbnf",

@@ -53,25 +53,56 @@ def tools_grammar(
     rules = Rules(max_string=max_string, max_items=max_items)
     branches = []
     if chosen:
-        heading = literal(f"\n{grammar.label(grammar.ACTION_INPUT, lang)} ")
-        calls = [
-            rules.add(
-                f"call-{tool.name}",
-                f"{literal(tool.name)} {heading} "
-                + rules.value(tool.parameters, tool.parameters, f"{tool.name}-input"),
-            )
-            for tool in chosen
-        ]
         label = literal(grammar.label(grammar.ACTION, lang) + " ")
-        branches.append(rules.add("action", f"{label} ({' | '.join(calls)})"))
+        branches.append(rules.add("action", f"{label} {_calls(rules, chosen, lang)}"))
     if tool_choice in ("auto", "none"):
         label = literal(grammar.label(grammar.FINAL_ANSWER, lang) + " ")
-        branches.append(rules.add("final", rf"{label} [^ \t\r\n] [^\x00]*"))
+        branches.append(rules.add("final", f"{label} {_ANSWER}"))
     # No colon of either language and no line break: see the module's docstring.
     colons = "".join(dict.fromkeys(grammar.COLONS.values()))
     label = literal(grammar.label(grammar.THOUGHT, lang) + " ")
     thought = rules.add("thought", rf"{label} [^{colons}\r\n]{{1,{max_thought}}}")
     return rules.text(f'{thought} "\\n" ({" | ".join(branches)})')
+
+
+def branch_grammar(
+    tools: Sequence[Tool],
+    branch: str,
+    *,
+    lang: str = "en",
+    max_string: int = MAX_STRING,
+    max_items: int = MAX_ITEMS,
+) -> str:
+    """The GBNF grammar of what follows one branch's label (`Action:` or `Final Answer:`,
+    colon included) in `tools_grammar`'s step: for "action", a space, one tool's name and its
+    Action Input under that tool's schema; for "final", a space and the free answer. A client
+    that chose the branch itself writes the label and lets the model go on under this."""
+    if lang not in grammar.LANGUAGES:
+        raise ConfigError(f"lang must be one of {', '.join(grammar.LANGUAGES)}, not {lang!r}")
+    rules = Rules(max_string=max_string, max_items=max_items)
+    if branch == "action":
+        return rules.text(f'" " {_calls(rules, _chosen(tools, "required"), lang)}')
+    if branch == "final":
+        return rules.text(f'" " {_ANSWER}')
+    raise ConfigError(f'branch must be "action" or "final", not {branch!r}')
+
+
+#: The free text of a Final Answer: anything, its first character not blank.
+_ANSWER: Final = r"[^ \t\r\n] [^\x00]*"
+
+
+def _calls(rules: Rules, chosen: Sequence[Tool], lang: str) -> str:
+    """One of `chosen` by name, then its Action Input under its own schema."""
+    heading = literal(f"\n{grammar.label(grammar.ACTION_INPUT, lang)} ")
+    calls = [
+        rules.add(
+            f"call-{tool.name}",
+            f"{literal(tool.name)} {heading} "
+            + rules.value(tool.parameters, tool.parameters, f"{tool.name}-input"),
+        )
+        for tool in chosen
+    ]
+    return f"({' | '.join(calls)})"
 
 
 def _chosen(tools: Sequence[Tool], tool_choice: str) -> list[Tool]:

@@ -15,6 +15,14 @@ Anything else (OpenAI, Ollama, a proxy that hides the server) is unknown: None, 
 runs unconstrained with a note. Nothing here raises for what a server answers or fails to.
 An optional probe (one request of two tokens with a tiny grammar) tells a llama.cpp-compatible
 server that hides its `/props`.
+
+Lazy grammars (free text until a trigger, the grammar after it) cannot be sent to llama.cpp's
+chat endpoint: it sets `grammar_lazy` and `grammar_triggers` from its own template's tool
+handling and drops a client's (tools/server/server-common.cpp, `oaicompat_chat_params_parse`;
+measured on xllamacpp 2026.10: a grammar sent with `grammar_lazy: true` bound the reply from
+its first token). `textreact.constrain.calls` writes the grammar that stands in for one.
+`chat_template` reads the template a llama.cpp server applies (`chat_template` in `/props`),
+from which `textreact.protocols.families` tells the model's own tool format.
 """
 
 from __future__ import annotations
@@ -150,6 +158,30 @@ def _detect(
     if probe_model:
         return _probe(client, api, headers, timeout, probe_model)
     return None
+
+
+def chat_template(
+    base_url: str,
+    *,
+    api_key: str | None = None,
+    http_client: httpx.Client | None = None,
+    timeout: float = 5.0,
+) -> str | None:
+    """The chat template the server at `base_url` (with or without /v1) applies, where it says
+    (llama.cpp: `chat_template` in `GET /props`); None where it does not. Never raises for
+    anything the server does."""
+    import httpx2 as httpx
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    client = http_client or httpx.Client(timeout=timeout)
+    try:
+        props = _get_json(client, root + "/props", headers, timeout)
+    finally:
+        if http_client is None:
+            client.close()
+    template = props.get("chat_template") if isinstance(props, dict) else None
+    return template if isinstance(template, str) and template.strip() else None
 
 
 def _get_json(client: httpx.Client, url: str, headers: dict[str, str], timeout: float) -> Any:

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any, Final
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
 from textreact.models import check_client_settings
 from textreact.redact import blank_data, blank_text, cut, public_url
-from textreact.steps import Completion, ToolCall, Usage
+from textreact.steps import Completion, Decision, ToolCall, Usage
 
 if TYPE_CHECKING:
     import openai
 
     from textreact.models import Message
+    from textreact.models.decision import Choice
 
 __all__ = [
     "AsyncOpenAICompatModel",
@@ -103,6 +104,10 @@ class OpenAICompatModel:
         self.seed = seed
         #: False once the server has rejected `stop`; later requests leave it out.
         self.sends_stop = True
+        #: False once the server has sent a reply without log-probabilities, or refused them:
+        #: a request's `Decision` is then left to sampling, and `decision_note` says why.
+        self.scores_decision = True
+        self.decision_note: str | None = None
         self.constrain = constrain
         #: Why replies are not constrained although a grammar was offered; None while they are
         #: (or before the first grammar).
@@ -136,16 +141,19 @@ class OpenAICompatModel:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | None = None,
         grammar: str | None = None,
+        decision: Decision | None = None,
     ) -> Completion:
         """One reply (text, native tool calls with `tools=`, constrained by `grammar` where
-        the server takes one); raises ModelError when none can be had,
-        NativeToolsUnsupportedError when the server refuses `tools`."""
+        the server takes one; its call-or-answer branch chosen by `decision` from the
+        log-probabilities where the server sends them); raises ModelError when none can be
+        had, NativeToolsUnsupportedError when the server refuses `tools`."""
         import openai
 
         if grammar is not None and self._server is _UNTOLD:
             self._tell_server()
         request = self.request(messages, stop=stop, tools=tools, tool_choice=tool_choice)
         fields = self._constrain(request, grammar)
+        self._ask_logprobs(request, decision)
         try:
             try:
                 response = self._client.chat.completions.create(**request)
@@ -154,7 +162,36 @@ class OpenAICompatModel:
                 response = self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             raise self._error(exc, request, self._list_models) from exc
-        return dataclasses.replace(self.completion(response), constrained=bool(fields))
+        reply = dataclasses.replace(self.completion(response), constrained=bool(fields))
+        if decision is None:
+            return reply
+        choice = self._decided(reply, response, decision)
+        if choice.prefill is None:
+            return choice.completion
+        prefilled = choice.messages(messages)
+        return choice.join(self.complete(prefilled, stop=stop, grammar=choice.grammar))
+
+    def _ask_logprobs(self, request: dict[str, Any], decision: Decision | None) -> None:
+        """Ask for the log-probabilities a `decision` is scored from, unless refused before."""
+        if decision is not None and self.scores_decision:
+            from textreact.models.decision import request_fields
+
+            request.update(request_fields())
+
+    def _decided(self, reply: Completion, response: Any, decision: Decision) -> Choice:
+        """`reply` with its branch chosen from the response's log-probabilities; a server that
+        sends none is not asked for them again, and `decision_note` says so."""
+        from textreact.models.decision import decide, tokens_of
+
+        tokens = tokens_of(response) if self.scores_decision else ()
+        if not tokens and self.scores_decision:
+            self.scores_decision = False
+            self.decision_note = (
+                f"the server at {self.shown_url} sent no log-probabilities; the call-or-answer "
+                "choice is sampled (decision_bias needs a server that returns logprobs, such "
+                "as llama.cpp, vLLM or SGLang)"
+            )
+        return decide(dataclasses.replace(reply, logprobs=tokens), decision)
 
     def _tell_server(self) -> None:
         """Find out once what the server is and whether it takes a grammar."""
@@ -227,6 +264,14 @@ class OpenAICompatModel:
             request["stop"] = list(stop)[:MAX_STOP_SEQUENCES]
         return request
 
+    def chat_template(self) -> str | None:
+        """The chat template the server applies for this model, where it says (llama.cpp's
+        `GET /props`); None where it does not. `protocol="own"` reads the model's tool format
+        from it."""
+        from textreact.constrain.servers import chat_template
+
+        return chat_template(self.base_url, api_key=self._api_key, timeout=min(self.timeout, 10))
+
     def close(self) -> None:
         """Close the SDK's connection pool."""
         self._client.close()
@@ -244,9 +289,23 @@ class OpenAICompatModel:
         and the grammar fields still in it; the error itself when neither was the cause."""
         if self._drop_grammar(exc, request, fields):
             return ()
-        if self._drop_stop(exc, request):
+        if self._drop_stop(exc, request) or self._drop_logprobs(exc, request):
             return fields
         raise exc
+
+    def _drop_logprobs(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """Whether a 400 was about log-probabilities: then no request asks for them again."""
+        if "logprobs" not in request or not (
+            _names(exc, "logprobs") or _names(exc, "top_logprobs")
+        ):
+            return False
+        del request["logprobs"], request["top_logprobs"]
+        self.scores_decision = False
+        self.decision_note = (
+            f"the server at {self.shown_url} refused log-probabilities "
+            f"({server_message(exc, self._api_key)}); the call-or-answer choice is sampled"
+        )
+        return True
 
     def _drop_stop(self, exc: Exception, request: dict[str, Any]) -> bool:
         """Whether a 400 was about `stop`: then it is left out of this and later requests."""
@@ -375,6 +434,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | None = None,
         grammar: str | None = None,
+        decision: Decision | None = None,
     ) -> Completion:
         """One reply, as `OpenAICompatModel.complete`, without blocking the event loop."""
         import openai
@@ -383,6 +443,7 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
             await asyncio.to_thread(self._tell_server)
         request = self.request(messages, stop=stop, tools=tools, tool_choice=tool_choice)
         fields = self._constrain(request, grammar)
+        self._ask_logprobs(request, decision)
         try:
             try:
                 response = await self._client.chat.completions.create(**request)
@@ -392,7 +453,14 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
         except (openai.OpenAIError, ValueError) as exc:
             offered = await self._alist_models()
             raise self._error(exc, request, lambda: offered) from exc
-        return dataclasses.replace(self.completion(response), constrained=bool(fields))
+        reply = dataclasses.replace(self.completion(response), constrained=bool(fields))
+        if decision is None:
+            return reply
+        choice = self._decided(reply, response, decision)
+        if choice.prefill is None:
+            return choice.completion
+        prefilled = choice.messages(messages)
+        return choice.join(await self.complete(prefilled, stop=stop, grammar=choice.grammar))
 
     async def _alist_models(self) -> list[str]:
         import openai

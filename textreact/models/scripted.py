@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from textreact.errors import ScriptExhaustedError
-from textreact.models import Message
+from textreact.models import Message, decision
 from textreact.steps import Completion, ToolCall
 
 
 class ScriptedModel:
-    """Replays `completions` in order; a str is a completion that finished normally, and a
-    `Completion` with `tool_calls` scripts native tool calls (see `ScriptedModel.calls`)."""
+    """Replays `completions` in order; a str is a completion that finished normally, a
+    `Completion` with `tool_calls` scripts native tool calls (see `ScriptedModel.calls`), and
+    one with log-probabilities a scored decision (see `ScriptedModel.scored`)."""
 
     def __init__(self, completions: Sequence[str | Completion]) -> None:
         self.completions = [c if isinstance(c, Completion) else Completion(c) for c in completions]
@@ -41,8 +42,31 @@ class ScriptedModel:
             ),
         )
 
+    @staticmethod
+    def scored(text: str, *, call: float, answer: float, lang: str = "en") -> Completion:
+        """A reply whose branch point carries log-probabilities, as a server that returns
+        them sends it: `ScriptedModel.scored("Thought: t\\nFinal Answer: 4", call=-0.4,
+        answer=-1.1)`. A request that carries a `Decision` is decided from them, as
+        `OpenAICompatModel` decides; where the choice differs from `text`'s branch, the next
+        completion of the script is the continuation of the prefill, and is recorded as its
+        own request (the prefill its last message)."""
+        return decision.scripted(text, call=call, answer=answer, lang=lang)
+
     def complete(
         self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
+    ) -> Completion:
+        reply = self._next(messages, stop, options)
+        posed = options.get("decision")
+        if posed is None:
+            return reply
+        choice = decision.decide(reply, posed)
+        if choice.prefill is None:
+            return choice.completion
+        grammar = {} if choice.grammar is None else {"grammar": choice.grammar}
+        return choice.join(self._next(choice.messages(messages), stop, grammar))
+
+    def _next(
+        self, messages: Sequence[Message], stop: Sequence[str], options: dict[str, Any]
     ) -> Completion:
         if len(self.requests) >= len(self.completions):
             raise ScriptExhaustedError(

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from textreact.models import Message
     from textreact.tools import Tool
 
-__all__ = ["NativeProtocol", "Protocol", "Reading", "TextProtocol", "read_plain", "resolve"]
+__all__ = [
+    "NativeProtocol",
+    "OwnFormatProtocol",
+    "Protocol",
+    "Reading",
+    "TextProtocol",
+    "read_plain",
+    "resolve",
+]
 
 #: The longest reply taken as an answer to a question asked alone: it asked for a few words.
 CLOSED_BOOK_CHARS = 500
@@ -79,21 +87,39 @@ class Protocol(_Protocol):
         ...
 
 
-def resolve(protocol: Any, model: object, *, examples: Sequence[Message] | None = None) -> Protocol:
+def resolve(
+    protocol: Any,
+    model: object,
+    *,
+    examples: str | Sequence[Message] | None = None,
+    decision_bias: float | None = None,
+) -> Protocol:
     """ "text", "native" or a protocol object -> the protocol object for `model` (the text
-    protocol with the given worked `examples`; the native one in the model's tool dialect)."""
+    protocol with the given worked `examples` and `decision_bias`; the native one in the
+    model's tool dialect; with "own", the model's own tool format, told by the chat template
+    its server gives)."""
     from textreact.protocols.native import NativeProtocol
     from textreact.protocols.text import TextProtocol
 
     if protocol == "text":
-        return TextProtocol(examples=examples)
+        return TextProtocol(examples=examples, decision_bias=decision_bias)
+    if decision_bias is not None:
+        raise ConfigError(
+            f'decision_bias scores the text protocol\'s "Action:" / "Final Answer:" branch; '
+            f'it needs protocol="text" (or TextProtocol(decision_bias=...)), got {protocol!r}'
+        )
     if protocol == "native":
         return NativeProtocol(dialect=getattr(model, "tool_dialect", "openai"))
+    if protocol == "own":
+        from textreact.protocols.own import OwnFormatProtocol
+
+        read = getattr(model, "chat_template", None)
+        return OwnFormatProtocol(template=read() if callable(read) else None)
     if isinstance(protocol, str) or not isinstance(protocol, Protocol):
         raise ConfigError(
-            f'protocol must be "text", "native" or a protocol object (TextProtocol(), '
-            f"NativeProtocol(), or one with name, opening, request, read, note and explain), "
-            f"got {protocol!r}"
+            f'protocol must be "text", "native", "own" or a protocol object (TextProtocol(), '
+            f"NativeProtocol(), OwnFormatProtocol(), or one with name, opening, request, read, "
+            f"note and explain), got {protocol!r}"
         )
     return protocol
 
@@ -113,8 +139,9 @@ def read_plain(completion: Completion, tools: Any) -> Reading:
 
 
 def __getattr__(name: str) -> object:
-    if name in ("TextProtocol", "NativeProtocol"):
+    modules = {"TextProtocol": "text", "NativeProtocol": "native", "OwnFormatProtocol": "own"}
+    if name in modules:
         from importlib import import_module
 
-        return getattr(import_module(f"textreact.protocols.{name[:-8].lower()}"), name)
+        return getattr(import_module(f"textreact.protocols.{modules[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

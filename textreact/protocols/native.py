@@ -143,7 +143,7 @@ class NativeProtocol:
         written = call_written_as_text(text, [t.name for t in tools])
         if written is None:
             return Reading((FinalAnswer(text),), text)
-        return Reading((_recovered(written, text),), text, "call_as_text")
+        return Reading((recovered_call(written, text),), text, "call_as_text")
 
     def note(self, name: str, lang: str, **slots: str) -> str:
         return templates.note(f"native_{name}" if name in _OWN_NOTES else name, lang, **slots)
@@ -183,7 +183,7 @@ def _decoded(arguments: str) -> dict[str, Any] | str:
     return value if value is not None else arguments
 
 
-def _recovered(written: dict[str, Any], text: str) -> Action:
+def recovered_call(written: dict[str, Any], text: str) -> Action:
     """A call the model wrote as JSON text, as the call it meant: it runs, and the history
     shows it as a native call (with an id of its own), so the next request is the one a
     server that parsed the call itself would have been sent."""
@@ -195,7 +195,7 @@ def _recovered(written: dict[str, Any], text: str) -> Action:
 
 
 def written_as_text(step: object) -> bool:
-    """Whether `step` is a call the model wrote as text (`_recovered`), not a native call."""
+    """Whether `step` is a call the model wrote as text (`recovered_call`), not a native call."""
     return isinstance(step, Action) and (step.call_id or "").startswith(TEXT_CALL_ID)
 
 

@@ -1,0 +1,49 @@
+"""Tools -> the grammar of one reply in a model's own tool format: a call written as that
+format writes it (or as the bare JSON object), its arguments fitting the tool's schema, or,
+where the tool choice allows an answer, free prose that does not begin as a call does.
+
+It stands in for a lazy grammar (llama.cpp's `grammar_lazy` with `grammar_triggers`: free text
+until the trigger, the grammar after it), which llama.cpp's chat endpoint does not take from a
+client (see `textreact.constrain.servers`): here the model decides at its first character, in
+the format it was trained on, and only the call is held to the grammar. Prose may not begin
+with `{` or the format's opening character, so an answer written as JSON is not possible."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from textreact.constrain.gbnf import Rules, literal
+from textreact.tools.tool import Tool
+
+
+def calls_grammar(
+    tools: Sequence[Tool],
+    *,
+    arguments: str,
+    call_open: str,
+    call_close: str,
+    tool_choice: str = "auto",
+) -> str | None:
+    """The GBNF grammar of one reply: `call_open {"name": NAME, "<arguments>": ARGS}
+    call_close`, the same object bare, or (under "auto") prose. None where no call may be made
+    (`tool_choice="none"`, or no tools): the reply is an answer, and needs no grammar."""
+    chosen = [t for t in tools if tool_choice in ("auto", "required") or t.name == tool_choice]
+    if tool_choice == "none" or not chosen:
+        return None
+    rules = Rules()
+    calls = []
+    for tool in chosen:
+        head = "{" + f"{json.dumps('name')}: {json.dumps(tool.api_name)}, {json.dumps(arguments)}: "
+        schema = tool.parameters
+        value = rules.value(schema, schema, f"{tool.name}-arguments")
+        calls.append(rules.add(f"call-{tool.name}", f'{literal(head)} {value} "}}"'))
+    body = rules.add("call", " | ".join(calls))
+    branches = [body]
+    if call_open:
+        branches.insert(0, f"{literal(call_open)} {body} {literal(call_close)}")
+    if tool_choice == "auto":
+        first = "".join(dict.fromkeys("{" + call_open[:1]))
+        excluded = "".join(f"\\{c}" if c in "[]\\^-" else c for c in first)
+        branches.append(rules.add("prose", rf"[^{excluded} \t\r\n] [^\x00]*"))
+    return rules.text(" | ".join(branches))
