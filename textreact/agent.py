@@ -24,6 +24,7 @@ from textreact.memory import MemoryConfig
 from textreact.models import Message
 from textreact.policy import Policy
 from textreact.protocols import Protocol, resolve
+from textreact.protocols.choice import choose
 from textreact.steps import Completion, Event, Request, Result, StopReason, Turn
 from textreact.tools import Tool, ToolBox, builtin_tools
 from textreact.tools.box import asettled, settled
@@ -87,12 +88,20 @@ class Agent:
             raise ConfigError(f"lang must be one of {grammar.LANGUAGES}, got {lang!r}")
         if not isinstance(memory, MemoryConfig):
             raise ConfigError(f"memory must be a MemoryConfig(...), got {memory!r}")
+        chosen = None
+        if protocol == "auto":  # before the options take their defaults: they steer the choice
+            chosen = choose(model, examples=examples, decision_bias=decision_bias)
         examples = checked_examples(examples)
         for name, hook in (("on_event", on_event), ("before_call", before_call)):
             if hook is not None and not callable(hook):
                 raise ConfigError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
-        self.protocol = resolve(protocol, model, examples=examples, decision_bias=decision_bias)
+        if chosen is None:
+            self.protocol = resolve(protocol, model, examples=examples, decision_bias=decision_bias)
+        else:
+            self.protocol = chosen.protocol
+        #: Why `protocol="auto"` chose this protocol (also `Result.protocol_reason`).
+        self.protocol_reason = None if chosen is None else chosen.reason
         if self.protocol.name == "native" and not {"tools", "**"} & _parameters(type(model)):
             raise ConfigError(
                 f"native tool calling needs a model whose complete() takes tools= "
@@ -137,6 +146,7 @@ class Agent:
             before_call=self.before_call,
             tool_choice=self.tool_choice,
             policies=self.policies,
+            protocol_reason=self.protocol_reason,
         )
 
     def iter(

@@ -140,10 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transcript", type=Path, help="write a JSONL transcript here")
     run.add_argument(
         "--protocol",
-        choices=("text", "native", "own"),
+        choices=("auto", "text", "native", "own"),
         default="text",
         help="text: the ReAct text protocol (default); native: the server's own tool calling; "
-        "own: the model's own tool format (from its chat template) in plain text",
+        "own: the model's own tool format (from its chat template) in plain text; auto: own "
+        "where the model's template has a tool format that measured ahead, else text",
     )
     run.add_argument(
         "--tool-choice",
@@ -384,7 +385,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     tools = None if args.tools is None else load_tools(args.tools)
     policies = by_name(args.policies)  # usage errors before the model starts
     check_budget(args.max_tools)
-    if args.decision_bias is not None and args.protocol != "text":
+    if args.decision_bias is not None and args.protocol not in ("text", "auto"):
         raise ConfigError("--decision-bias scores the text protocol's branch: use --protocol text")
     if args.transcript is not None:
         check_writable(args.transcript, "--transcript")

@@ -74,6 +74,8 @@ class Settings:
     #: tool is called before the first answer).
     tool_choice: str = "auto"
     policies: tuple[Policy, ...] = ()
+    #: Why the protocol was chosen, where `protocol="auto"` chose it (`Result.protocol_reason`).
+    protocol_reason: str | None = None
 
 
 def check_reply(reply: object, model: object) -> Completion:

@@ -246,5 +246,6 @@ class _Run:
             messages=conversation.messages, usage=sum((t.usage for t in self.turns), Usage()),
             best_effort=self.source == "best_effort", error=self.error,
             seconds=time.perf_counter() - self.started, protocol=self.s.protocol.name,
+            protocol_reason=self.s.protocol_reason,
             answer_source=self.source if self.answer is not None else None,
         )  # fmt: skip

@@ -379,8 +379,10 @@ class Result:
     #: The model's error message when `stop_reason == "model_error"`.
     error: str | None = None
     seconds: float = 0.0
-    #: The protocol the run used ("text", "native", or a custom protocol's name).
+    #: The protocol the run used ("text", "native", "own", or a custom protocol's name).
     protocol: str = "text"
+    #: Why, in one line, where `protocol="auto"` chose it; None where the caller named it.
+    protocol_reason: str | None = None
     #: Where the answer came from: "model" (its own Final Answer), "best_effort" (the
     #: tool-less request at the step limit), "closed_book" (a policy asked the question
     #: alone); None without an answer.
@@ -395,6 +397,7 @@ class Result:
             "answer_source": self.answer_source,
             "error": self.error,
             "protocol": self.protocol,
+            "protocol_reason": self.protocol_reason,
             "steps": [turn.to_dict() for turn in self.steps],
             "usage": self.usage.to_dict(),
             "seconds": round(self.seconds, 4),

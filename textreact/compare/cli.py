@@ -30,7 +30,6 @@ def add_tool_options(group: Any) -> None:
     group.add_argument(
         "--examples",
         choices=CHOICES,
-        default="bundled",
         help="the text protocol's worked example: bundled (the calculator and lookup; the "
         "default), built from the offered tools (no call, one call, two calls), or none "
         "(docs/protocol.md)",

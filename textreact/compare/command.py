@@ -101,7 +101,7 @@ class _Comparison:
         args = self.args
         options = Options(
             args.max_steps, args.policies, self.plan.tools, args.tool_choice, args.max_tools,
-            examples=args.examples, decision_bias=args.decision_bias,
+            examples=args.examples or "bundled", decision_bias=args.decision_bias,
         )  # fmt: skip
         outcomes: list[Any] = []
         started = time.perf_counter()

@@ -117,9 +117,9 @@ def resolve(
         return OwnFormatProtocol(template=read() if callable(read) else None)
     if isinstance(protocol, str) or not isinstance(protocol, Protocol):
         raise ConfigError(
-            f'protocol must be "text", "native", "own" or a protocol object (TextProtocol(), '
-            f"NativeProtocol(), OwnFormatProtocol(), or one with name, opening, request, read, "
-            f"note and explain), got {protocol!r}"
+            f'protocol must be "auto", "text", "native", "own" or a protocol object '
+            f"(TextProtocol(), NativeProtocol(), OwnFormatProtocol(), or one with name, opening, "
+            f"request, read, note and explain), got {protocol!r}"
         )
     return protocol
 

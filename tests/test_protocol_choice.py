@@ -1,0 +1,93 @@
+"""`protocol="auto"`: the protocol a model gets is chosen from its chat template (real ones,
+tests/templates/), read from a loopback server as the client reads it, and the Result and
+`--json` say which protocol ran and why."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakeserver import FakeServer, Reply, chat_completion
+from test_own_format import CALL, LLAMA, MISTRAL, QUESTION, QWEN, SMOLLM2
+
+from textreact import Agent, ScriptedModel
+from textreact.cli import EXIT_OK, main
+from textreact.models.openai_compat import OpenAICompatModel
+from textreact.protocols.choice import OWN_FAMILIES, choose
+
+
+class Templated(ScriptedModel):
+    """The strict scripted model, with the chat template a server would show for it."""
+
+    def __init__(self, replies: list[str], template: str | None) -> None:
+        super().__init__(replies)
+        self.template = template
+
+    def chat_template(self) -> str | None:
+        return self.template
+
+
+@pytest.mark.parametrize(
+    ("template", "protocol", "why"),
+    [
+        (QWEN, "own", "hermes tool format"),
+        (LLAMA, "own" if "llama3" in OWN_FAMILIES else "text", "llama3 tool format"),
+        (MISTRAL, "own" if "mistral" in OWN_FAMILIES else "text", "mistral tool format"),
+        (SMOLLM2, "text", "has no tool format"),
+        (None, "text", "shows no chat template"),
+    ],
+)
+def test_the_protocol_follows_the_models_tool_format(
+    template: str | None, protocol: str, why: str
+) -> None:
+    choice = choose(Templated([], template))
+    assert choice.protocol.name == protocol and choice.reason.startswith(f"{protocol}: ")
+    assert why in choice.reason
+
+
+def test_a_model_without_a_template_to_read_gets_the_text_protocol() -> None:
+    agent = Agent(ScriptedModel(["Final Answer: 4"]), protocol="auto")
+    result = agent.run(QUESTION)
+    assert (result.protocol, result.answer) == ("text", "4")
+    assert result.protocol_reason == agent.protocol_reason and "no chat template" in (
+        result.protocol_reason or ""
+    )
+
+
+def test_text_protocol_options_keep_the_text_protocol() -> None:
+    for options in ({"examples": "built"}, {"decision_bias": 1.0}, {"examples": []}):
+        agent = Agent(Templated([], QWEN), protocol="auto", **options)
+        assert agent.protocol.name == "text" and "options of the text protocol" in (
+            agent.protocol_reason or ""
+        )
+
+
+def test_a_named_protocol_is_never_second_guessed() -> None:
+    for name in ("text", "native", "own"):
+        agent = Agent(Templated([], QWEN), protocol=name)
+        assert agent.protocol.name == name and agent.protocol_reason is None
+
+
+def test_auto_reads_the_template_from_the_server_and_says_why_in_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    props = {"chat_template": QWEN, "default_generation_settings": {}, "total_slots": 1}
+    replies = [Reply(body=chat_completion(CALL)), Reply(body=chat_completion("84"))]
+    with FakeServer(replies, props=props) as server:
+        argv = ["run", QUESTION, "--base-url", server.base_url, "--model", "m", "--json"]
+        assert main([*argv, "--protocol", "auto"]) == EXIT_OK
+        first = server.posts[0].body
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["protocol"], printed["answer"], printed["steps"][0]["tool"]) == (
+        "own",
+        "84",
+        "calculator",
+    )
+    assert "hermes" in printed["protocol_reason"] and "tools" not in first
+
+
+def test_a_server_that_shows_no_template_runs_the_text_protocol() -> None:
+    with FakeServer([Reply(body=chat_completion("Final Answer: 84"))], props=None) as server:
+        agent = Agent(OpenAICompatModel("m", server.base_url), protocol="auto")
+        result = agent.run(QUESTION)
+    assert (result.protocol, result.answer) == ("text", "84")
