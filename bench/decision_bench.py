@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -136,7 +137,12 @@ def report(model: str, data: str, rows: list[dict[str, Any]], biases: list[float
           f"{len(unscored)} unscored {sorted({r['unscored'] for r in unscored})}")  # fmt: skip
     print(f"{'bias':>7} {'relevance: call':>16} {'irrelevance: no call':>21}")
     for bias, relevance, irrelevance in curve(rows, biases):
-        print(f"{bias:>7g} {relevance:>16.0%} {1 - irrelevance:>21.0%}")
+        print(f"{bias:>7g} {_share(relevance):>16} {_share(1 - irrelevance):>21}")
+
+
+def _share(share: float) -> str:
+    """A share as a percentage; "-" where the data set holds no task of that kind."""
+    return "-" if math.isnan(share) else f"{share:.0%}"
 
 
 @contextmanager

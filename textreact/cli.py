@@ -373,6 +373,14 @@ def _question_text(raw: bytes | str, source: str) -> str:
     return text
 
 
+def _default_policies(args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    """The policies a run gets unless `--policies` names some: the embedded default model's
+    own ("small": it was measured with them, docs/evaluation.md), none for any other model,
+    whose behaviour they were not written for."""
+    embedded = not (args.base_url or env.get("OPENAI_BASE_URL") or args.gguf)
+    return "small" if embedded else "none"
+
+
 def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from textreact.agent import Agent
     from textreact.compare.cli import check_budget, check_writable
@@ -383,7 +391,7 @@ def cmd_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
     question = read_question(args.question)
     tools = None if args.tools is None else load_tools(args.tools)
-    policies = by_name(args.policies)  # usage errors before the model starts
+    policies = by_name(args.policies or _default_policies(args, env))  # before the model starts
     check_budget(args.max_tools)
     if args.decision_bias is not None and args.protocol not in ("text", "auto"):
         raise ConfigError("--decision-bias scores the text protocol's branch: use --protocol text")

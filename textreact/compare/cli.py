@@ -18,7 +18,8 @@ from textreact.exemplars import CHOICES
 
 #: The --policies help, for `run` and `compare` alike.
 POLICIES_HELP = (
-    "opt-in steering for small models: none (default), small (all), or names from "
+    "opt-in steering for small models: none (the default; `run` on the embedded default "
+    "model: small), small (all), or names from "
     "copied_example,echo,needs,grounding,tool_hiding,closed_book (docs/policies.md)"
 )
 
@@ -26,7 +27,7 @@ POLICIES_HELP = (
 def add_tool_options(group: Any) -> None:
     """`--policies`, `--max-tools`, `--tools` and `--examples`, the same for `run` and
     `compare`."""
-    group.add_argument("--policies", default="none", help=POLICIES_HELP)
+    group.add_argument("--policies", help=POLICIES_HELP)
     group.add_argument(
         "--examples",
         choices=CHOICES,

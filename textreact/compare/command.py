@@ -100,7 +100,8 @@ class _Comparison:
         meta = {"model": served, "name": label, "suite": self.args.suite}
         args = self.args
         options = Options(
-            args.max_steps, args.policies, self.plan.tools, args.tool_choice, args.max_tools,
+            args.max_steps, args.policies or "none", self.plan.tools, args.tool_choice,
+            args.max_tools,
             examples=args.examples or "bundled", decision_bias=args.decision_bias,
         )  # fmt: skip
         outcomes: list[Any] = []
