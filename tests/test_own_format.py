@@ -131,12 +131,14 @@ def test_the_grammar_holds_the_call_to_the_schema_and_leaves_the_decision_to_the
     grammar = protocol.grammar(tools, "auto")
     assert grammar is not None
     bare = CALL.split("\n")[1]
-    for text in (CALL, bare, "12 * 7 is 84."):
+    fenced = f"```json\n{bare}\n```"  # a code-trained model's habit: a form of the call
+    for text in (CALL, bare, fenced, "12 * 7 is 84."):
         assert matches(grammar, text), text
     for text in (
         '<tool_call>\n{"name": "calculator", "arguments": {"expr": "12 * 7"}}\n</tool_call>',
         '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>',
         "<tool_call> I will answer in prose",
+        '```json\n{"name": "calculator", "arguments": {"expr": "12 * 7"}}\n```',  # not prose
     ):
         assert not matches(grammar, text), text
     required = protocol.grammar(tools, "required")

@@ -13,7 +13,8 @@ from test_own_format import CALL, LLAMA, MISTRAL, QUESTION, QWEN, SMOLLM2
 from textreact import Agent, ScriptedModel
 from textreact.cli import EXIT_OK, main
 from textreact.models.openai_compat import OpenAICompatModel
-from textreact.protocols.choice import OWN_FAMILIES, choose
+from textreact.protocols import choice as protocol_choice
+from textreact.protocols.choice import choose
 
 
 class Templated(ScriptedModel):
@@ -27,22 +28,37 @@ class Templated(ScriptedModel):
         return self.template
 
 
+@pytest.fixture
+def hermes_measured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The choice as it is once a format measures ahead: Qwen's `hermes` in the table."""
+    monkeypatch.setattr(protocol_choice, "OWN_FAMILIES", frozenset({"hermes"}))
+
+
 @pytest.mark.parametrize(
     ("template", "protocol", "why"),
     [
         (QWEN, "own", "hermes tool format"),
-        (LLAMA, "own" if "llama3" in OWN_FAMILIES else "text", "llama3 tool format"),
-        (MISTRAL, "own" if "mistral" in OWN_FAMILIES else "text", "mistral tool format"),
+        (LLAMA, "text", "llama3 tool format is not measured"),
+        (MISTRAL, "text", "mistral tool format is not measured"),
         (SMOLLM2, "text", "has no tool format"),
         (None, "text", "shows no chat template"),
     ],
 )
+@pytest.mark.usefixtures("hermes_measured")
 def test_the_protocol_follows_the_models_tool_format(
     template: str | None, protocol: str, why: str
 ) -> None:
     choice = choose(Templated([], template))
     assert choice.protocol.name == protocol and choice.reason.startswith(f"{protocol}: ")
     assert why in choice.reason
+
+
+def test_today_every_model_gets_the_text_protocol_and_is_told_why() -> None:
+    """No tool format measured ahead on every data set yet (docs/evaluation.md)."""
+    choice = choose(Templated([], QWEN))
+    assert choice.protocol.name == "text" and "hermes tool format is not measured" in (
+        choice.reason
+    )
 
 
 def test_a_model_without_a_template_to_read_gets_the_text_protocol() -> None:
@@ -54,6 +70,7 @@ def test_a_model_without_a_template_to_read_gets_the_text_protocol() -> None:
     )
 
 
+@pytest.mark.usefixtures("hermes_measured")
 def test_text_protocol_options_keep_the_text_protocol() -> None:
     for options in ({"examples": "built"}, {"decision_bias": 1.0}, {"examples": []}):
         agent = Agent(Templated([], QWEN), protocol="auto", **options)
@@ -68,6 +85,7 @@ def test_a_named_protocol_is_never_second_guessed() -> None:
         assert agent.protocol.name == name and agent.protocol_reason is None
 
 
+@pytest.mark.usefixtures("hermes_measured")
 def test_auto_reads_the_template_from_the_server_and_says_why_in_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -6,7 +6,8 @@ It stands in for a lazy grammar (llama.cpp's `grammar_lazy` with `grammar_trigge
 until the trigger, the grammar after it), which llama.cpp's chat endpoint does not take from a
 client (see `textreact.constrain.servers`): here the model decides at its first character, in
 the format it was trained on, and only the call is held to the grammar. Prose may not begin
-with `{` or the format's opening character, so an answer written as JSON is not possible."""
+with `{`, a backtick or the format's opening character, so an answer written as JSON or in a
+code block is not possible."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ from collections.abc import Sequence
 
 from textreact.constrain.gbnf import Rules, literal
 from textreact.tools.tool import Tool
+
+#: A call in a Markdown code block, as code-trained models write JSON: a form of the call, so
+#: the fence cannot carry a call past the grammar as prose.
+_FENCE_OPEN = "```json\n"
+_FENCE_CLOSE = "\n```"
 
 
 def calls_grammar(
@@ -26,8 +32,9 @@ def calls_grammar(
     tool_choice: str = "auto",
 ) -> str | None:
     """The GBNF grammar of one reply: `call_open {"name": NAME, "<arguments>": ARGS}
-    call_close`, the same object bare, or (under "auto") prose. None where no call may be made
-    (`tool_choice="none"`, or no tools): the reply is an answer, and needs no grammar."""
+    call_close`, the same object bare or in a ```json code block, or (under "auto") prose.
+    None where no call may be made (`tool_choice="none"`, or no tools): the reply is an
+    answer, and needs no grammar."""
     chosen = [t for t in tools if tool_choice in ("auto", "required") or t.name == tool_choice]
     if tool_choice == "none" or not chosen:
         return None
@@ -39,11 +46,11 @@ def calls_grammar(
         value = rules.value(schema, schema, f"{tool.name}-arguments")
         calls.append(rules.add(f"call-{tool.name}", f'{literal(head)} {value} "}}"'))
     body = rules.add("call", " | ".join(calls))
-    branches = [body]
+    branches = [body, f"{literal(_FENCE_OPEN)} {body} {literal(_FENCE_CLOSE)}"]
     if call_open:
         branches.insert(0, f"{literal(call_open)} {body} {literal(call_close)}")
     if tool_choice == "auto":
-        first = "".join(dict.fromkeys("{" + call_open[:1]))
+        first = "".join(dict.fromkeys("{`" + call_open[:1]))
         excluded = "".join(f"\\{c}" if c in "[]\\^-" else c for c in first)
         branches.append(rules.add("prose", rf"[^{excluded} \t\r\n] [^\x00]*"))
     return rules.text(" | ".join(branches))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from textreact.protocols import families
 
@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["OWN_FAMILIES", "Choice", "choose"]
 
-#: The tool formats that measured ahead of the text protocol under `auto`, on every data set
+#: The tool formats that measured ahead of the text protocol under `auto` on every data set
 #: (docs/evaluation.md): a model whose template holds one of these gets `protocol="own"`.
-OWN_FAMILIES: Final = frozenset({"hermes"})
+#: None yet: Qwen's `hermes` format led on BFCL's one-turn files (irrelevance above all) and
+#: fell far behind on the user's-tools suite, whose tasks go on after a first result, so a
+#: model with it keeps the text protocol until a measurement says otherwise.
+OWN_FAMILIES: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ class OwnFormatProtocol:
 
     def _begins_call(self, text: str) -> bool:
         head = text.lstrip()
-        return head.startswith(("{", "[{")) or self.family.trigger in text
+        return head.startswith(("{", "[{", "```json")) or self.family.trigger in text
 
     def note(self, name: str, lang: str, **slots: str) -> str:
         return self._native.note(name, lang, **slots)
