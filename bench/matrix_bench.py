@@ -85,6 +85,8 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
             for t in o.result.steps
         ),
         "tokens": sum(o.result.usage.completion_tokens for o in outcomes),
+        "prompt_tokens": sum(o.result.usage.prompt_tokens for o in outcomes),
+        "calls": sum(o.measures.get("tool_calls", 0) for o in outcomes),
         "seconds": sum(o.result.seconds for o in outcomes),
     }
 
@@ -94,7 +96,7 @@ def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
     BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
     final answer. Its "valid" is looser than textreact's: the first Action Input parsed as a
     JSON object (the tutorial loop checks no schema, and textreact's check would repair it)."""
-    wins = valid = tokens = 0
+    wins = valid = tokens = prompt_tokens = calls = 0
     seconds = 0.0
     for task in tasks:
         if isinstance(task, Entry):
@@ -114,11 +116,14 @@ def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
             valid += bool(run.calls) and isinstance(run.calls[0]["arguments"], dict)
         wins += won
         tokens += run.completion_tokens
+        prompt_tokens += run.prompt_tokens
+        calls += len(run.calls)
         seconds += run.seconds
         print(f"  {NAIVE} {task.id}: {'ok' if won else 'no'}", flush=True)
     n = len(tasks) or 1
     return {"tasks": len(tasks), "success": wins / n, "valid_call": valid / n, "constrained": 0,
-            "tokens": tokens, "seconds": seconds}  # fmt: skip
+            "tokens": tokens, "prompt_tokens": prompt_tokens, "calls": calls,
+            "seconds": seconds}  # fmt: skip
 
 
 def main() -> None:

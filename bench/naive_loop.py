@@ -41,6 +41,7 @@ class NaiveRun:
 
     answer: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
 
@@ -58,6 +59,7 @@ def run(model: Any, tools: list[Any], question: str, *, max_steps: int = 5) -> N
     started = time.perf_counter()
     for _ in range(max_steps):
         completion = model.complete(messages, stop=["\nObservation:"])
+        out.prompt_tokens += completion.usage.prompt_tokens
         out.completion_tokens += completion.usage.completion_tokens
         text = completion.text or ""
         if final := FINAL.search(text):
