@@ -162,14 +162,12 @@ class OpenAICompatModel:
                 response = self._client.chat.completions.create(**request)
         except (openai.OpenAIError, ValueError) as exc:
             raise self._error(exc, request, self._list_models) from exc
-        reply = dataclasses.replace(self.completion(response), constrained=bool(fields))
-        if decision is None:
-            return reply
-        choice = self._decided(reply, response, decision)
-        if choice.prefill is None:
-            return choice.completion
-        prefilled = choice.messages(messages)
-        return choice.join(self.complete(prefilled, stop=stop, grammar=choice.grammar))
+        choice = self._decided(response, fields, decision)
+        if isinstance(choice, Completion):
+            return choice
+        return choice.join(
+            self.complete(choice.messages(messages), stop=stop, grammar=choice.grammar)
+        )
 
     def _ask_logprobs(self, request: dict[str, Any], decision: Decision | None) -> None:
         """Ask for the log-probabilities a `decision` is scored from, unless refused before."""
@@ -178,11 +176,17 @@ class OpenAICompatModel:
 
             request.update(request_fields())
 
-    def _decided(self, reply: Completion, response: Any, decision: Decision) -> Choice:
-        """`reply` with its branch chosen from the response's log-probabilities; a server that
-        sends none is not asked for them again, and `decision_note` says so."""
+    def _decided(
+        self, response: Any, fields: tuple[str, ...], decision: Decision | None
+    ) -> Completion | Choice:
+        """The reply, or (with a `decision` whose chosen branch the model did not sample) the
+        choice that continues it; the branch is chosen from the response's log-probabilities,
+        and a server that sends none is not asked for them again (`decision_note` says so)."""
         from textreact.models.decision import decide, tokens_of
 
+        reply = dataclasses.replace(self.completion(response), constrained=bool(fields))
+        if decision is None:
+            return reply
         tokens = tokens_of(response) if self.scores_decision else ()
         if not tokens and self.scores_decision:
             self.scores_decision = False
@@ -191,7 +195,8 @@ class OpenAICompatModel:
                 "choice is sampled (decision_bias needs a server that returns logprobs, such "
                 "as llama.cpp, vLLM or SGLang)"
             )
-        return decide(dataclasses.replace(reply, logprobs=tokens), decision)
+        choice = decide(dataclasses.replace(reply, logprobs=tokens), decision)
+        return choice.completion if choice.prefill is None else choice
 
     def _tell_server(self) -> None:
         """Find out once what the server is and whether it takes a grammar."""
@@ -453,14 +458,13 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
         except (openai.OpenAIError, ValueError) as exc:
             offered = await self._alist_models()
             raise self._error(exc, request, lambda: offered) from exc
-        reply = dataclasses.replace(self.completion(response), constrained=bool(fields))
-        if decision is None:
-            return reply
-        choice = self._decided(reply, response, decision)
-        if choice.prefill is None:
-            return choice.completion
-        prefilled = choice.messages(messages)
-        return choice.join(await self.complete(prefilled, stop=stop, grammar=choice.grammar))
+        choice = self._decided(response, fields, decision)
+        if isinstance(choice, Completion):
+            return choice
+        continued = await self.complete(
+            choice.messages(messages), stop=stop, grammar=choice.grammar
+        )
+        return choice.join(continued)
 
     async def _alist_models(self) -> list[str]:
         import openai
