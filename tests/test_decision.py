@@ -254,6 +254,20 @@ def test_a_server_without_logprobs_is_sampled_and_not_asked_again() -> None:
     assert "sent no log-probabilities" in model.decision_note
 
 
+def test_an_empty_reply_with_an_empty_list_of_logprobs_leaves_the_scoring_on() -> None:
+    """A server that sends log-probabilities sends an empty list for an empty reply: that
+    turn has nothing to score, and the next is scored as before."""
+    empty = chat_completion("")
+    empty["choices"][0]["logprobs"] = {"content": []}
+    replies = [Reply(body=empty), Reply(body=scored_body(ANSWER, call=-4.0, answer=-0.1))]
+    with FakeServer(replies, props=LLAMA_PROPS) as server:
+        with OpenAICompatModel("fake-model", server.base_url, max_retries=0) as model:
+            result = Agent(model, decision_bias=0.0).run("What is 2+2?")
+        bodies = [p.body for p in server.posts]
+    assert result.answer == "4" and bodies[1]["logprobs"] is True
+    assert model.decision_note is None and result.steps[-1].decision.chosen == "answer"
+
+
 def test_a_server_that_refuses_logprobs_is_asked_again_without_them() -> None:
     refusal = Reply(400, error_body("logprobs is not supported", param="logprobs"))
     with FakeServer([refusal, Reply(body=chat_completion(ANSWER))]) as server:

@@ -365,6 +365,9 @@ def test_variables_are_expanded_from_the_environment_given(tmp_path) -> None:
         ),
         ("${input:token}", r"\$\{input:token\} is not a variable textreact expands"),
         ("${env:}", r"\$\{env:\} is not a variable textreact expands"),
+        # a nested default is not expanded: neither cut at its first brace nor passed on
+        ("${workspace:-${X}}", r"\$\{workspace:-\$\{X\} is not a variable textreact expands"),
+        ("${X:-${workspace}}", r"\$\{X:-\$\{workspace\} is not a variable textreact expands"),
     ],
 )
 def test_an_unset_or_unknown_variable_is_an_error_naming_it(value, message) -> None:

@@ -300,3 +300,17 @@ def test_a_command_that_holds_a_url_is_described_with_it_blanked() -> None:
         name="remote", command="npx", args=("mcp-remote", "https://u:s3cret-pw@host/mcp?k=v")
     )
     assert spec.describe() == "npx mcp-remote 'https://***@host/mcp?k=***'"
+
+
+def test_a_connection_opened_again_lists_its_servers_afresh() -> None:
+    """Closed and opened again, a connection keeps nothing of what its servers said before:
+    each server that has resources is asked for one once, and the tools are listed anew."""
+    from test_mcp_servers import FAULTS_SPEC
+
+    connection = Connection([FAULTS_SPEC], timeout=3, writes="allow")
+    with connection:
+        first = [t.name for t in connection.tools]
+    with connection:
+        again = [t.name for t in connection.tools]
+        readers = list(connection._readers)  # read_resource's servers, each asked once
+    assert again == first and "read_resource" in again and readers == ["faults"]

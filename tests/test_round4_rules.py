@@ -228,6 +228,7 @@ def test_a_placeholder_answer_given_again_after_it_was_refused_is_believed() -> 
         "2",  # no words in common
         "The answers differ from source to source.",  # inside a longer word
         "theanswer.example.com is down",
+        "According to the docs, the answer is 42.",  # the copy's own words, in prose
     ],
 )
 def test_a_copied_placeholder_is_still_refused_where_no_result_holds_it(found: str) -> None:
@@ -250,6 +251,9 @@ def test_the_judgement_reads_what_the_conversation_held() -> None:
     assert judge(step, "stop", "auto", box, earlier=Earlier(refused=True)).kind == "answer"
     other = Earlier(results=("no band of that name",))
     assert judge(step, "stop", "auto", box, earlier=other).kind == "format_error"
+    copied = parse(_answer("the answer"))  # the copy, beside prose that uses the same words
+    prose = Earlier(results=("According to the docs, the answer is 42.",))
+    assert judge(copied, "stop", "auto", box, earlier=prose).kind == "format_error"
 
 
 ASKED_SEARCH = [

@@ -79,9 +79,9 @@ def judge(
 
     An answer that is a placeholder the prompt shows (`the answer`, `答案`) is a format error:
     the model copied the form, it did not answer (`parse` reads it as the answer it is
-    written as). Unless it is an answer after all (`earlier`: the conversation so far): one of
-    the tool results of the conversation holds it as words of its own (a band called The
-    Answer, found by a search), or a placeholder answer was refused already and the model
+    written as). Unless it is an answer after all (`earlier`: the conversation so far): it is
+    a name that one of the tool results holds as written (a band called The Answer, found by a
+    search: `messages.held_in`), or a placeholder answer was refused already and the model
     gives one again: told once, it is believed."""
     if finish_reason == "content_filter":
         return Verdict("filtered", step)

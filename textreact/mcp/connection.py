@@ -130,6 +130,9 @@ class Connection:
         require_sdk()
         if self.is_open:
             raise ConfigError("this MCP connection is open already")
+        # Opened again after a close: what the servers said last time is listed anew.
+        self._listed, self._stale, self._linked, self._readers = {}, set(), {}, []
+        self._infos = None
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="textreact-mcp", daemon=True)

@@ -35,7 +35,8 @@ __all__ = ["WRITES", "Confirm", "Writes", "behind", "check_writes", "offered"]
 #: The command line's choices for writes: ask before each call, allow them, refuse them.
 WRITES: Final = ("ask", "allow", "refuse")
 
-#: The question before a write: (the tool, the validated arguments) -> True to run the call;
+#: The question before a write: (the tool, the arguments the call sends: validated, except for
+#: a schema that only the call itself can check, `mcp.schemas`) -> True to run the call;
 #: False, or the reason as text, to refuse it (the model reads the reason). An `async def`
 #: function is awaited; a plain one is called where the tool runs, so under `Agent.arun` the
 #: event loop waits for its answer.

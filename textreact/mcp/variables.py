@@ -13,10 +13,12 @@ from textreact.errors import ConfigError
 
 __all__ = ["expand"]
 
-#: `$${` (a literal `${`), a reference textreact expands (the name, the default after `:-`), or
-#: any other `${...}`, which is refused rather than passed on as it is.
+#: `$${` (a literal `${`), a reference textreact expands (the name, the default after `:-`, which
+#: holds no `${`: a nested reference is not expanded), or any other `${...}`, a nested default
+#: among them, which is refused rather than passed on as it is.
 _REFERENCE: Final = re.compile(
-    r"\$\$\{|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]{0,40}\}?"
+    r"\$\$\{|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-((?:[^}$]|\$(?!\{))*))?\}"
+    r"|\$\{[^}]{0,40}\}?"
 )
 _FORMS: Final = "${NAME}, ${NAME:-default} or ${env:NAME} (and $${ for a literal ${)"
 _NO_ENVIRON: Final = "no environment was given: load_config(path, environ=os.environ)"

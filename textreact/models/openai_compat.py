@@ -188,7 +188,8 @@ class OpenAICompatModel:
         if decision is None:
             return reply
         tokens = tokens_of(response) if self.scores_decision else ()
-        if not tokens and self.scores_decision:
+        sent = getattr(response.choices[0], "logprobs", None) is not None
+        if not sent and self.scores_decision:  # none at all (an empty reply has an empty list)
             self.scores_decision = False
             self.decision_note = (
                 f"the server at {self.shown_url} sent no log-probabilities; the call-or-answer "

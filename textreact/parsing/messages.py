@@ -175,11 +175,16 @@ def is_placeholder(answer: str) -> bool:
 
 
 def held_in(answer: str, texts: Iterable[str]) -> bool:
-    """Whether one of `texts` holds `answer` as words of its own (case aside, not inside a
-    longer word): a tool result that names a band called "The Answer" makes that answer the
-    band's name, not the placeholder copied."""
-    phrase = re.compile(rf"(?<!\w){re.escape(_folded(answer))}(?!\w)")
-    return any(phrase.search(text.casefold()) for text in texts)
+    """Whether `answer` is a name that one of `texts` holds as written: it has capitals (the
+    prompt's placeholders have none, so a copy of one has none either) and a text holds it
+    with the same capitals, as words of their own. A tool result that names a band called "The
+    Answer" makes that answer the band's name; "the answer is 42" in a document makes the
+    copied "the answer" nothing of the kind."""
+    written = answer.strip()
+    if written == written.lower():
+        return False
+    phrase = re.compile(rf"(?<!\w){re.escape(written)}(?!\w)")
+    return any(phrase.search(text) for text in texts)
 
 
 def may_be_placeholder(answer: str) -> bool:

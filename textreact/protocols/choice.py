@@ -1,4 +1,4 @@
-"""`protocol="auto"`, the default: the protocol a model gets, chosen per model from what was
+"""`protocol="auto"`: the protocol a model gets, chosen per model from what was
 measured (docs/evaluation.md, "The decision, redesigned"), with a one-line reason that the
 Result and `--json` carry.
 
