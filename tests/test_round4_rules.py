@@ -388,3 +388,23 @@ def test_the_native_protocol_explains_a_copied_placeholder(lang: str, copied: st
     assert result.answer == "42" and result.stop_reason == "final_answer"
     refused = result.steps[0].observation
     assert refused and "Final Answer" not in refused and "最终答案" not in refused
+
+
+@pytest.mark.parametrize("protocol", ["native", "own"])
+def test_a_call_repeated_twice_is_asked_for_the_answer_in_its_protocols_words(
+    protocol: str,
+) -> None:
+    """The loop's note to a model that repeats a call twice over asks for the answer; under a
+    protocol with no `Final Answer:` label it does not name one (the text protocol's words
+    had reached native and own-format models)."""
+    from textreact.protocols import OwnFormatProtocol
+
+    same = ScriptedModel.calls(("search", {"query": "x"}))
+    if protocol == "own":
+        same = '{"name": "search", "arguments": {"query": "x"}}'
+    chosen = OwnFormatProtocol(family="hermes") if protocol == "own" else protocol
+    model = ScriptedModel([same, same, same, "done"])
+    result = Agent(model, [_search()], protocol=chosen).run("q")
+    asked = result.steps[2].observation or ""
+    assert result.answer == "done" and "best answer" in asked
+    assert "Final Answer" not in asked

@@ -190,6 +190,7 @@ class _Run:
                 failed=earlier.is_error, question=self.question,
                 others=self.others(tool),
                 found=[t.observation or "" for t in self.done.values() if not t.is_error],
+                note=s.protocol.note,
             )  # fmt: skip
             return replace(turn, result=earlier.result, observation=text, note="repeated_call")
         veto = (yield Consult(tool, arguments)) if s.before_call else None

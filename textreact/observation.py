@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textreact import grammar, prompt, templates
@@ -382,15 +382,18 @@ def repeated_call(
     found: Sequence[str] = (),
     question: str = "",
     others: Sequence[str] = (),
+    note: Callable[..., str] = templates.note,
 ) -> str:
     """Shown instead of calling a tool again with the same arguments: the earlier result, or,
     given the `question` (the loop's case), more. A model that repeats a call that worked has
     lost track of what it has: it is shown every result so far (`found`), the question, and
     the other tools it may use them with (`others`), which is what it needs to go on (two
     lookups done, the next step is the calculation). `failed`: the first call failed, and says
-    so; `again`: the model repeated itself on the turn before too, and is asked to answer."""
+    so; `again`: the model repeated itself on the turn before too, and is asked to answer, in
+    the words of its protocol (`note`: `Protocol.note`; the text protocol's names its
+    `Final Answer:` label, which a native or own-format reply does not write)."""
     if again:
-        return templates.note("repeated_call_again", lang, tool=tool, step=str(step))
+        return note("repeated_call_again", lang, tool=tool, step=str(step))
     if failed:
         return templates.note("repeated_failure", lang, tool=tool, step=str(step), earlier=earlier)
     if not question:

@@ -42,7 +42,7 @@ Dialect = Literal["openai", "anthropic"]
 TEXT_CALL_ID = "call_text_"
 _TEXT_CALLS = itertools.count(1)
 #: The notes this protocol words without the text protocol's keywords.
-_OWN_NOTES = frozenset({"truncated", "best_effort"})
+_OWN_NOTES = frozenset({"truncated", "best_effort", "repeated_call_again"})
 
 
 class NativeProtocol:
