@@ -241,12 +241,17 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _base_url(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """The server the flags or the environment name; None: the embedded model."""
+    return args.base_url or env.get("OPENAI_BASE_URL")
+
+
 @contextlib.contextmanager
 def open_model(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[Any]:
     """The model the flags and environment ask for; the embedded server lives as long as this."""
     from textreact.models.openai_compat import OpenAICompatModel
 
-    base_url = args.base_url or env.get("OPENAI_BASE_URL")
+    base_url = _base_url(args, env)
     options = {"max_tokens": args.max_tokens, "timeout": args.timeout, "constrain": args.constrain}
     if base_url and args.gguf:
         raise ConfigError(
@@ -377,7 +382,7 @@ def _default_policies(args: argparse.Namespace, env: Mapping[str, str]) -> str:
     """The policies a run gets unless `--policies` names some: the embedded default model's
     own ("small": it was measured with them, docs/evaluation.md), none for any other model,
     whose behaviour they were not written for."""
-    embedded = not (args.base_url or env.get("OPENAI_BASE_URL") or args.gguf)
+    embedded = not (_base_url(args, env) or args.gguf)
     return "small" if embedded else "none"
 
 
