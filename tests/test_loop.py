@@ -448,21 +448,32 @@ def test_a_user_tool_raises_wrong_tool_error_to_be_left_out_once() -> None:
 def test_a_model_repeating_itself_twice_is_offered_no_tool_next(
     protocol: str, driver: str, hiding: bool
 ):
-    """With the tool_hiding policy (the tool choice changes under every protocol); without
-    it, every request offers the tools."""
+    """The loop's own rule, under every protocol, with or without a policy: the second
+    repeat's note asks for the answer, and the next request's tool choice is "none" (no
+    policy claims the change). The requests before it offer the tools."""
     moves = [call("calculator", expression="1+1")] * 3 + [answer("2")]
     result, script = run(protocol, driver, moves, policies=[ToolHiding()] if hiding else [])
     assert (result.stop_reason, result.answer) == ("final_answer", "2")
-    last = "none" if hiding else None
+    assert [t.note for t in result.steps] == [None, "repeated_call", "repeated_call", None]
     if protocol == "native":
         choices = [o.get("tool_choice") for o in script.options]
-        assert choices == [None, None, None, last]  # None: the default, "auto"
+        assert choices == [None, None, None, "none"]  # None: the default, "auto"
     else:  # the grammar of that request allows a Final Answer only
         assert "Action:" in script.options[2]["grammar"]
-        assert ("Action:" not in script.options[3]["grammar"]) is hiding
+        assert "Action:" not in script.options[3]["grammar"]
         assert "Final Answer:" in script.options[3]["grammar"]
-    steered = [n for t in result.steps for n in t.policy_notes]
-    assert steered == ([PolicyNote("tool_hiding", "steered", "tool_choice")] if hiding else [])
+    assert [n for t in result.steps for n in t.policy_notes] == []
+
+
+@drivers
+def test_one_repeat_leaves_the_tools_offered(driver: str) -> None:
+    """A first repeat shows every result so far and the other tools, so the model may go on
+    with another call: the offer stays "auto"."""
+    moves = [call("calculator", expression="1+1")] * 2 + [call("lookup_fact", query="pi")]
+    moves += [answer("2")]
+    result, script = run("native", driver, moves)
+    assert [t.note for t in result.steps[:3]] == [None, "repeated_call", None]
+    assert [o.get("tool_choice") for o in script.options] == [None] * 4
 
 
 @both

@@ -145,7 +145,11 @@ def test_the_grammar_holds_the_call_to_the_schema_and_leaves_the_decision_to_the
     assert required is not None and matches(required, CALL) and not matches(required, "84")
     named = protocol.grammar(tools, "lookup_fact")
     assert named is not None and not matches(named, CALL)
-    assert protocol.grammar(tools, "none") is None
+    none = protocol.grammar(tools, "none")  # the answer the loop asks for: prose alone
+    assert none is not None and matches(none, "12 * 7 is 84.")
+    for text in (CALL, bare, fenced):
+        assert not matches(none, text), text
+    assert protocol.grammar([], "none") is None
     assert OwnFormatProtocol(family="hermes", constrain=False).grammar(tools, "auto") is None
     llama = OwnFormatProtocol(family="llama3").grammar(tools, "auto")
     assert llama is not None

@@ -68,11 +68,16 @@ class _Run:
         return self.result(stop)
 
     def offer(self) -> tuple[Offer, tuple[steps.PolicyNote, ...]]:
-        """This turn's offer: "required" until a call worked, a tool until it did; then steered."""
+        """This turn's offer: "required" until a call worked, a tool until it did; no tool after
+        the same call twice in a row (its note asked for the answer: the grammar, where there
+        is one, holds the model to it); then steered."""
         wanted = self.s.tool_choice
         if wanted not in ("auto", "none"):
             done = {t.result.tool for t in self.turns if t.result and not t.result.is_error}
             wanted = "auto" if (done if wanted == "required" else wanted in done) else wanted
+        repeats = [t.note == "repeated_call" for t in self.turns if not t.joined][-2:]
+        if wanted == "auto" and repeats == [True, True]:
+            wanted = "none"
         return self.policies.steer(Offer(tuple(self.tools), wanted))
 
     def request(self, offer: Offer, preface: str | None = None, keep: int = 0) -> Request:

@@ -32,13 +32,20 @@ def calls_grammar(
     tool_choice: str = "auto",
 ) -> str | None:
     """The GBNF grammar of one reply: `call_open {"name": NAME, "<arguments>": ARGS}
-    call_close`, the same object bare or in a ```json code block, or (under "auto") prose.
-    None where no call may be made (`tool_choice="none"`, or no tools): the reply is an
-    answer, and needs no grammar."""
-    chosen = [t for t in tools if tool_choice in ("auto", "required") or t.name == tool_choice]
-    if tool_choice == "none" or not chosen:
+    call_close`, the same object bare or in a ```json code block, or (under "auto") prose;
+    under "none", prose alone (a reply that begins no call: the tools are still listed in
+    the prompt, and a model asked to answer can still begin one). None without tools."""
+    if not tools:
         return None
     rules = Rules()
+    first = "".join(dict.fromkeys("{`" + call_open[:1]))
+    excluded = "".join(f"\\{c}" if c in "[]\\^-" else c for c in first)
+    prose = rf"[^{excluded} \t\r\n] [^\x00]*"
+    if tool_choice == "none":
+        return rules.text(prose)
+    chosen = [t for t in tools if tool_choice in ("auto", "required") or t.name == tool_choice]
+    if not chosen:
+        return None
     calls = []
     for tool in chosen:
         head = "{" + f"{json.dumps('name')}: {json.dumps(tool.api_name)}, {json.dumps(arguments)}: "
@@ -50,7 +57,5 @@ def calls_grammar(
     if call_open:
         branches.insert(0, f"{literal(call_open)} {body} {literal(call_close)}")
     if tool_choice == "auto":
-        first = "".join(dict.fromkeys("{`" + call_open[:1]))
-        excluded = "".join(f"\\{c}" if c in "[]\\^-" else c for c in first)
-        branches.append(rules.add("prose", rf"[^{excluded} \t\r\n] [^\x00]*"))
+        branches.append(rules.add("prose", prose))
     return rules.text(" | ".join(branches))
