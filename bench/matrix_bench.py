@@ -91,6 +91,16 @@ def row(report: Any, protocol: str) -> dict[str, Any]:
     }
 
 
+def kept(outcome: Any, transcripts: Path | None) -> None:
+    """One run's line on the console, and its transcript where asked: what explains a miss."""
+    print(f"  {outcome.protocol} {outcome.task}: {'ok' if outcome.success else 'no'}", flush=True)
+    if transcripts is not None:
+        line = {"task": outcome.task, "protocol": outcome.protocol, "success": outcome.success,
+                **outcome.result.to_dict()}  # fmt: skip
+        with transcripts.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+
 def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
     """The tutorial loop over the same tasks, measured as `row` measures textreact's runs: a
     BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
@@ -154,6 +164,10 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
     parser.add_argument(
+        "--transcripts", type=Path, default=None,
+        help="append each run here as a JSON line: task, protocol, success, answer, steps",
+    )  # fmt: skip
+    parser.add_argument(
         "--prompt-cache", action="store_true",
         help="keep llama.cpp's prompt cache: many times faster on a suite that shares one "
         "system prompt; a reply may differ from an uncached one in rare tokens",
@@ -186,9 +200,7 @@ def main() -> None:
                 if protocols:
                     report = run_compare(
                         model, tasks, protocols=protocols, options=options,
-                        on_outcome=lambda o, done, total: print(
-                            f"  {o.protocol} {o.task}: {'ok' if o.success else 'no'}", flush=True
-                        ),
+                        on_outcome=lambda o, done, total: kept(o, args.transcripts),
                     )  # fmt: skip
                     measured = {p: row(report, p) for p in protocols}
                 if NAIVE in chosen:
