@@ -140,11 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transcript", type=Path, help="write a JSONL transcript here")
     run.add_argument(
         "--protocol",
-        choices=("auto", "text", "native", "own"),
+        choices=("auto", "text", "native", "own", "own-first"),
         default="text",
         help="text: the ReAct text protocol (default); native: the server's own tool calling; "
-        "own: the model's own tool format (from its chat template) in plain text; auto: own "
-        "where the model's template has a tool format that measured ahead, else text",
+        "own: the model's own tool format (from its chat template) in plain text; own-first: "
+        "that format for the first decision, then text; auto: the one that measured ahead for "
+        "the model's tool format, else text",
     )
     run.add_argument(
         "--tool-choice",

@@ -102,7 +102,7 @@ class _Run:
             self.error = str(reply)
             return None
         completion, seconds = reply
-        reading = (read or self.s.protocol.read)(completion, self.tools)
+        reading = (read or request.read or self.s.protocol.read)(completion, self.tools)
         turn = Turn(
             index=len(self.turns) + 1, text=reading.text, step=reading.steps[0],
             finish_reason=completion.finish_reason, usage=completion.usage,

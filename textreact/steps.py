@@ -180,6 +180,9 @@ class Request:
     tool_choice: str = "auto"
     #: The call-or-answer choice to score from log-probabilities; None: sampled as it comes.
     decision: Decision | None = None
+    #: How the reply is read (`(Completion, tools) -> Reading`), where a protocol asks this
+    #: turn in another protocol's format; None: by the protocol's own `read`. Never sent.
+    read: Any = field(default=None, compare=False, repr=False)
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `ChatModel.complete` beyond `stop` that this request sets."""

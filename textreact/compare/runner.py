@@ -3,7 +3,8 @@ model, in parallel threads when asked, and measures every run the same way for e
 
 The protocols of a comparison: `text` (the text protocol, no grammar offered), `text+grammar`
 (the text protocol offering each turn's grammar, which the client sends where its server takes
-one), `native`, and `own` (the model's own tool format in text, measured only when named).
+one), `native`, `own` (the model's own tool format in text) and `own-first` (that format for
+the first decision, then text), the last two measured only when named.
 Both text rows share one client, so they differ only in the grammar. A run's
 measures come from its `Result` alone (`measure`), so every protocol is compared on exactly the
 same arithmetic."""
@@ -28,9 +29,9 @@ from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
 
-PROTOCOLS = ("text", "text+grammar", "native", "own")
+PROTOCOLS = ("text", "text+grammar", "native", "own", "own-first")
 #: The protocols a comparison runs only when they are named (switches not yet measured).
-NAMED_ONLY = ("own",)
+NAMED_ONLY = ("own", "own-first")
 #: What `run_compare` runs unless told: the two protocols it has always compared.
 DEFAULT_PROTOCOLS = ("text", "native")
 #: A first call that names no offered tool, or whose arguments fail its schema, is not valid.

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NativeProtocol",
+    "OwnFirstProtocol",
     "OwnFormatProtocol",
     "Protocol",
     "Reading",
@@ -97,7 +98,8 @@ def resolve(
     """ "text", "native" or a protocol object -> the protocol object for `model` (the text
     protocol with the given worked `examples` and `decision_bias`; the native one in the
     model's tool dialect; with "own", the model's own tool format, told by the chat template
-    its server gives)."""
+    its server gives; with "own-first", that format for the first decision and the text
+    protocol, with `examples`, after the first call)."""
     from textreact.protocols.native import NativeProtocol
     from textreact.protocols.text import TextProtocol
 
@@ -110,14 +112,18 @@ def resolve(
         )
     if protocol == "native":
         return NativeProtocol(dialect=getattr(model, "tool_dialect", "openai"))
-    if protocol == "own":
+    if protocol in ("own", "own-first"):
         from textreact.protocols.own import OwnFormatProtocol
+        from textreact.protocols.ownfirst import OwnFirstProtocol
 
         read = getattr(model, "chat_template", None)
-        return OwnFormatProtocol(template=read() if callable(read) else None)
+        template = read() if callable(read) else None
+        if protocol == "own":
+            return OwnFormatProtocol(template=template)
+        return OwnFirstProtocol(template=template, examples=examples)
     if isinstance(protocol, str) or not isinstance(protocol, Protocol):
         raise ConfigError(
-            f'protocol must be "auto", "text", "native", "own" or a protocol object '
+            f'protocol must be "auto", "text", "native", "own", "own-first" or a protocol object '
             f"(TextProtocol(), NativeProtocol(), OwnFormatProtocol(), or one with name, opening, "
             f"request, read, note and explain), got {protocol!r}"
         )
@@ -139,7 +145,10 @@ def read_plain(completion: Completion, tools: Any) -> Reading:
 
 
 def __getattr__(name: str) -> object:
-    modules = {"TextProtocol": "text", "NativeProtocol": "native", "OwnFormatProtocol": "own"}
+    modules = {
+        "TextProtocol": "text", "NativeProtocol": "native", "OwnFormatProtocol": "own",
+        "OwnFirstProtocol": "ownfirst",
+    }  # fmt: skip
     if name in modules:
         from importlib import import_module
 
