@@ -19,7 +19,7 @@ def run(server: FakeServer, constrain: str, *replies: Reply) -> tuple:
     server.add(*replies)
     model = OpenAICompatModel("fake-model", server.base_url, max_retries=0, constrain=constrain)
     with model:
-        result = Agent(model).run("What is 2 + 2?")
+        result = Agent(model, protocol="text").run("What is 2 + 2?")
     return result, model, [p.body for p in server.posts]
 
 

@@ -11,7 +11,7 @@ from fakeserver import FakeServer, Reply, chat_completion
 from test_own_format import CALL, LLAMA, MISTRAL, QUESTION, QWEN, SMOLLM2
 
 from textreact import Agent, ScriptedModel
-from textreact.cli import EXIT_OK, main
+from textreact.cli import EXIT_OK, build_parser, main
 from textreact.models.openai_compat import OpenAICompatModel
 from textreact.protocols import choice as protocol_choice
 from textreact.protocols.choice import choose
@@ -28,23 +28,16 @@ class Templated(ScriptedModel):
         return self.template
 
 
-@pytest.fixture
-def hermes_measured(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The choice as it is once a format measures ahead: Qwen's `hermes` in the table."""
-    monkeypatch.setattr(protocol_choice, "OWN_FAMILIES", frozenset({"hermes"}))
-
-
 @pytest.mark.parametrize(
     ("template", "protocol", "why"),
     [
-        (QWEN, "own", "hermes tool format"),
+        (QWEN, "own-first", "hermes tool format"),
         (LLAMA, "text", "llama3 tool format is not measured"),
         (MISTRAL, "text", "mistral tool format is not measured"),
         (SMOLLM2, "text", "has no tool format"),
         (None, "text", "shows no chat template"),
     ],
 )
-@pytest.mark.usefixtures("hermes_measured")
 def test_the_protocol_follows_the_models_tool_format(
     template: str | None, protocol: str, why: str
 ) -> None:
@@ -53,12 +46,22 @@ def test_the_protocol_follows_the_models_tool_format(
     assert why in choice.reason
 
 
-def test_today_every_model_gets_the_text_protocol_and_is_told_why() -> None:
-    """No tool format measured ahead on every data set yet (docs/evaluation.md)."""
+def test_a_format_taken_out_of_the_table_goes_back_to_the_text_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table is what decides: the same template, unmeasured, keeps the text protocol."""
+    monkeypatch.setattr(protocol_choice, "OWN_FAMILIES", frozenset())
     choice = choose(Templated([], QWEN))
     assert choice.protocol.name == "text" and "hermes tool format is not measured" in (
         choice.reason
     )
+
+
+def test_auto_is_the_default_of_the_agent_and_of_run() -> None:
+    assert Agent(Templated([], QWEN)).protocol.name == "own-first"
+    assert Agent(Templated([], SMOLLM2)).protocol.name == "text"
+    parsed = build_parser().parse_args(["run", QUESTION])
+    assert parsed.protocol == "auto"
 
 
 def test_a_model_without_a_template_to_read_gets_the_text_protocol() -> None:
@@ -70,7 +73,6 @@ def test_a_model_without_a_template_to_read_gets_the_text_protocol() -> None:
     )
 
 
-@pytest.mark.usefixtures("hermes_measured")
 def test_text_protocol_options_keep_the_text_protocol() -> None:
     for options in ({"examples": "built"}, {"decision_bias": 1.0}, {"examples": []}):
         agent = Agent(Templated([], QWEN), protocol="auto", **options)
@@ -85,7 +87,6 @@ def test_a_named_protocol_is_never_second_guessed() -> None:
         assert agent.protocol.name == name and agent.protocol_reason is None
 
 
-@pytest.mark.usefixtures("hermes_measured")
 def test_auto_reads_the_template_from_the_server_and_says_why_in_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -93,11 +94,11 @@ def test_auto_reads_the_template_from_the_server_and_says_why_in_json(
     replies = [Reply(body=chat_completion(CALL)), Reply(body=chat_completion("84"))]
     with FakeServer(replies, props=props) as server:
         argv = ["run", QUESTION, "--base-url", server.base_url, "--model", "m", "--json"]
-        assert main([*argv, "--protocol", "auto"]) == EXIT_OK
+        assert main(argv) == EXIT_OK
         first = server.posts[0].body
     printed = json.loads(capsys.readouterr().out)
     assert (printed["protocol"], printed["answer"], printed["steps"][0]["tool"]) == (
-        "own",
+        "own-first",
         "84",
         "calculator",
     )

@@ -42,8 +42,11 @@ __all__ = [
 
 
 class Agent:
-    """Runs questions through a chat model with tools, over the text protocol (the default)
-    or the model's native tool calling (`protocol="native"`), through one loop. `best_effort`
+    """Runs questions through a chat model with tools, through one loop, over the protocol
+    chosen for the model (`protocol="auto"`, the default: own-first for a model whose chat
+    template has a tool format that measured ahead, else the text protocol;
+    `textreact.protocols.choice`) or the one named: "text", "native" (the model's native tool
+    calling), "own", "own-first" or a protocol object. `best_effort`
     lets the loop make one tool-less request at the step limit. `policies` are opt-in
     behaviours that steer a small model when it gets lost (`textreact.policies`); none by
     default. `max_tools` offers each request only that many tools, the most relevant to the
@@ -59,7 +62,7 @@ class Agent:
         model: Any,
         tools: Sequence[Tool] | None = None,
         *,
-        protocol: str | Protocol = "text",
+        protocol: str | Protocol = "auto",
         max_steps: int = 8,
         lang: str = "en",
         max_format_errors: int = 3,

@@ -141,11 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--protocol",
         choices=("auto", "text", "native", "own", "own-first"),
-        default="text",
-        help="text: the ReAct text protocol (default); native: the server's own tool calling; "
-        "own: the model's own tool format (from its chat template) in plain text; own-first: "
-        "that format for the first decision, then text; auto: the one that measured ahead for "
-        "the model's tool format, else text",
+        default="auto",
+        help="auto (default): own-first for a model whose chat template has a tool format that "
+        "measured ahead, else text; text: the ReAct text protocol; native: the server's own "
+        "tool calling; own: the model's own tool format (from its chat template) in plain text; "
+        "own-first: that format for the first decision, then text",
     )
     run.add_argument(
         "--tool-choice",

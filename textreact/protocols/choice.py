@@ -4,11 +4,12 @@ Result and `--json` carry.
 
 The choice reads one thing about the model: the chat template its server applies (llama.cpp's
 `GET /props`). A template trained on a tool format that measured ahead of the ReAct text
-protocol gets that format (`protocol="own"`): the model decides to call or to answer in the
-words it was trained to decide in, and the grammar still holds each call to its tool's schema.
-Any other model gets the text protocol: a template with no tool format (a 135M model's), a
-format not measured yet, or a server that shows no template (OpenAI, DeepSeek, Ollama). A user
-who names a protocol gets that protocol; nothing here runs then."""
+protocol gets `protocol="own-first"`: the model decides whether to make its first call in the
+words it was trained to decide in, the text protocol carries the run on from the first result,
+and the grammar holds each call to its tool's schema. Any other model gets the text protocol:
+a template with no tool format (a 135M model's), a format not measured yet, or a server that
+shows no template (OpenAI, DeepSeek, Ollama). A user who names a protocol gets that protocol;
+nothing here runs then."""
 
 from __future__ import annotations
 
@@ -24,12 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = ["OWN_FAMILIES", "Choice", "choose"]
 
-#: The tool formats that measured ahead of the text protocol under `auto` on every data set
-#: (docs/evaluation.md): a model whose template holds one of these gets `protocol="own"`.
-#: None yet: Qwen's `hermes` format led on BFCL's one-turn files (irrelevance above all) and
-#: fell far behind on the user's-tools suite, whose tasks go on after a first result, so a
-#: model with it keeps the text protocol until a measurement says otherwise.
-OWN_FAMILIES: frozenset[str] = frozenset()
+#: The tool formats with which own-first measured ahead of the text protocol under
+#: `tool_choice="auto"` (docs/evaluation.md). Own-first, not own: in its own format a model
+#: decides well whether to make a first call but rarely stops calling once it has a result,
+#: where the text protocol's answer step does better.
+OWN_FAMILIES: frozenset[str] = frozenset({"hermes"})
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def choose(
 ) -> Choice:
     """The protocol `model` gets under `protocol="auto"`. `examples` and `decision_bias` are
     the text protocol's; asking for either keeps the text protocol, whose options they are."""
-    from textreact.protocols.own import OwnFormatProtocol
+    from textreact.protocols.ownfirst import OwnFirstProtocol
     from textreact.protocols.text import TextProtocol
 
     def text(reason: str) -> Choice:
@@ -65,5 +65,7 @@ def choose(
         return text("text: the model's chat template has no tool format")
     if family.name not in OWN_FAMILIES:
         return text(f"text: the model's {family.name} tool format is not measured yet")
-    own = OwnFormatProtocol(family=family.name)
-    return Choice(own, f"own: the model's chat template has the {family.name} tool format")
+    own_first = OwnFirstProtocol(family=family.name)
+    return Choice(
+        own_first, f"own-first: the model's chat template has the {family.name} tool format"
+    )
