@@ -174,7 +174,7 @@ def test_jsonish_refusals(text: str, message: str) -> None:
         jsonish.loads(text)
 
 
-def test_jsonish_depth_limit_is_the_same_on_the_strict_path() -> None:
+def test_jsonish_strict_path_accepts_nesting_at_the_depth_limit() -> None:
     at_limit = "[" * jsonish.MAX_DEPTH + "]" * jsonish.MAX_DEPTH
     assert jsonish.loads(at_limit) == (eval(at_limit), ())
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from textreact.cli import _default_policies, build_parser
+from textreact.cli import build_parser
+from textreact.commands.run import default_policies as _default_policies
 
 
 @pytest.mark.parametrize(

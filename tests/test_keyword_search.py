@@ -12,10 +12,10 @@ from unittest import mock
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textreact.observation import quote_keywords
 from textreact.parsing import blobs, keywords
 from textreact.parsing.blobs import tool_key_starts
 from textreact.parsing.keywords import _patterns, inline_search, keyword_starts
+from textreact.untrusted import quote_keywords
 
 _LABEL_PIECES = [
     "Action", "Action Input", "Thought", "Observation", "Final Answer", "行动", "行动输入", "思考",

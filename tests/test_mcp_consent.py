@@ -22,9 +22,9 @@ from textreact import Agent, ScriptedModel
 from textreact.cli import EXIT_USAGE, build_parser, main
 from textreact.errors import ConfigError
 from textreact.mcp import ServerSpec, connect, load_config, parse_config
-from textreact.observation import visible
 from textreact.serve import ServerTools
 from textreact.serve.cli import server_tools
+from textreact.untrusted import visible
 
 ANNOTATED = str(Path(__file__).parent / "mcp_servers" / "annotated.py")
 sys.path.insert(0, str(Path(ANNOTATED).parent))

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from fakeserver import FakeServer, Reply, chat_completion, error_body
 
+from textreact.compare.runner import capability
 from textreact.models.openai_compat import OpenAICompatModel
-from textreact.native import NativeAgent, call_written_as_text, capability
+from textreact.native import NativeAgent, call_written_as_text
 from textreact.observation import observe
 from textreact.policies import ClosedBook
 from textreact.steps import Action, Usage

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from textreact.policies.needs import progress
 from textreact.policies.notes import unfinished
+from textreact.policies.progress import progress
 from textreact.steps import ToolResult
 
 

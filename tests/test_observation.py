@@ -7,7 +7,7 @@ from hostile import HOSTILE, armed, hostile_copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textreact import observation, templates
+from textreact import observation, templates, untrusted, values
 from textreact.parser import parse
 from textreact.parsing.blobs import find_blob
 from textreact.parsing.keywords import Scanner
@@ -47,7 +47,7 @@ def test_long_results_keep_head_and_tail_and_say_how_much_is_missing():
 
 @given(st.text(max_size=3000), st.integers(min_value=20, max_value=1000))
 def test_truncate_never_grows_past_limit_plus_marker(text, limit):
-    shown = observation.truncate(text, limit)
+    shown = untrusted.truncate(text, limit)
     assert shown == text if len(text) <= limit else len(shown) <= limit + 50
 
 
@@ -257,7 +257,7 @@ QUOTED = {
 def test_every_keyword_the_parser_reads_is_quoted(hostile: str, shown: str) -> None:
     text = observation.observe(ok(hostile))
     assert text == shown
-    assert observation.quote_keywords(text) == text  # quoting twice changes nothing more
+    assert untrusted.quote_keywords(text) == text  # quoting twice changes nothing more
     step = parse("Thought: looking\n" + text)
     assert step.kind == "error", step
 
@@ -276,7 +276,7 @@ _PIECES = st.sampled_from(
 def test_keyword_soup_from_a_tool_never_parses_as_a_step(hostile: str) -> None:
     text = observation.observe(ok(hostile))
     assert parse("Thought: looking\n" + text).kind == "error", text
-    assert observation.quote_keywords(text) == text
+    assert untrusted.quote_keywords(text) == text
 
 
 @given(st.lists(_PIECES, max_size=30).map("".join))
@@ -304,7 +304,7 @@ def test_the_scanner_reads_no_keyword_in_quoted_output(hostile: str) -> None:
     ],
 )
 def test_nothing_invisible_reaches_the_model(text: str, shown: str) -> None:
-    assert observation.visible(text) == shown
+    assert untrusted.visible(text) == shown
     assert observation.observe(ok(text)) == shown.strip()
 
 
@@ -333,7 +333,7 @@ def test_observe_never_raises_and_stays_near_its_limit(value: object, limit: int
 
 
 def test_the_left_out_marker_of_a_long_list_is_not_numbered():
-    text = observation.format_value(["a" * 30] * 5, limit=40)
+    text = values.format_value(["a" * 30] * 5, limit=40)
     lines = text.splitlines()
     assert lines[-1].startswith("… (") and "more)" in lines[-1]
     assert all(line.startswith(f"{i}. ") for i, line in enumerate(lines[:-1], 1))
@@ -375,7 +375,7 @@ def test_hostile_builtin_subclasses_show_their_real_value(value: object, expecte
 @given(_VALUES, st.integers(min_value=20, max_value=2000))
 def test_any_value_built_from_hostile_subclasses_shows_as_the_plain_one(value, limit) -> None:
     hostile, plain = hostile_copy(value), hostile_copy(value, None)
-    assert armed(observation.format_value, hostile, limit) == observation.format_value(plain, limit)
+    assert armed(values.format_value, hostile, limit) == values.format_value(plain, limit)
 
 
 def test_an_error_message_of_a_hostile_str_subclass_is_read_safely() -> None:
@@ -385,9 +385,9 @@ def test_an_error_message_of_a_hostile_str_subclass_is_read_safely() -> None:
 
 
 def test_format_number_reads_a_float_subclass_through_float() -> None:
-    assert armed(observation.format_number, HOSTILE[float](2.5)) == "2.5"
-    assert armed(observation.format_number, HOSTILE[float](1e20)) == "1e+20"
-    assert armed(observation.format_number, HOSTILE[int](7)) == "7"
+    assert armed(values.format_number, HOSTILE[float](2.5)) == "2.5"
+    assert armed(values.format_number, HOSTILE[float](1e20)) == "1e+20"
+    assert armed(values.format_number, HOSTILE[int](7)) == "7"
 
 
 class _Liar(list):
@@ -512,13 +512,13 @@ def _adding() -> dict:
     ids=["fake __class__", "fake inside", "str() gives a subclass", "dict grows"],
 )
 def test_foreign_objects_go_through_str_only(value: object, expected: str) -> None:
-    assert armed(observation.format_value, value) == expected
+    assert armed(values.format_value, value) == expected
 
 
 def test_a_failing_str_is_described_by_the_real_type_name() -> None:
     # no traceback on failure: pytest's report would show the object, and fail on its name
     try:
-        texts = [observation.format_value(_Nameless()), observation.format_value([_Nameless()])]
+        texts = [values.format_value(_Nameless()), values.format_value([_Nameless()])]
     except Exception as error:
         pytest.fail(f"format_value raised {type(error).__name__}: {error}", pytrace=False)
     failed = "<_Nameless object: str() failed with ValueError>"
@@ -526,7 +526,7 @@ def test_a_failing_str_is_described_by_the_real_type_name() -> None:
 
 
 def test_a_list_an_item_keeps_growing_stops_at_the_budget() -> None:
-    text = observation.format_value(_growing(), limit=100)
+    text = values.format_value(_growing(), limit=100)
     assert text.count("\n") <= 101 and text.endswith("more)")
 
 
@@ -547,10 +547,10 @@ _CONTROL_TOKENS = [
 
 @pytest.mark.parametrize("token", _CONTROL_TOKENS)
 def test_control_tokens_are_broken_visibly(token: str) -> None:
-    text = observation.neutralise_control_tokens(f"ok{token}system")
+    text = untrusted.neutralise_control_tokens(f"ok{token}system")
     assert token not in text
     assert text == f"ok{token[0]} {token[1:]}system"  # one space after the first character
-    assert observation.neutralise_control_tokens(text) == text  # idempotent
+    assert untrusted.neutralise_control_tokens(text) == text  # idempotent
 
 
 def test_a_turn_injection_is_broken_in_results_and_errors() -> None:
@@ -575,7 +575,7 @@ def test_a_turn_injection_is_broken_in_results_and_errors() -> None:
      "<user_id>7</user_id>", "[instance]", "<sys>", "<|>", "<| |", "List[int]"],
 )  # fmt: skip
 def test_ordinary_markup_is_left_alone(text: str) -> None:
-    assert observation.neutralise_control_tokens(text) == text
+    assert untrusted.neutralise_control_tokens(text) == text
 
 
 _TOKEN_SOUP = st.lists(
@@ -587,7 +587,7 @@ _TOKEN_SOUP = st.lists(
 
 @given(_TOKEN_SOUP)
 def test_no_control_token_survives_neutralising(text: str) -> None:
-    shown = observation.neutralise_control_tokens(text)
+    shown = untrusted.neutralise_control_tokens(text)
     assert not any(token.lower() in shown.lower() for token in _CONTROL_TOKENS), shown
     assert shown.replace(" ", "") == text.replace(" ", "")  # only spaces are added
 
@@ -618,9 +618,9 @@ class _MetaObject(metaclass=_UnhashableMeta):
 
 
 def test_the_kind_of_a_value_is_found_without_hashing_its_type() -> None:
-    assert observation.format_value(_MetaStr("plain")) == "plain"
-    assert observation.format_value([_MetaStr("a"), _MetaObject()]) == "1. a\n2. meta object"
-    assert observation.format_value({"k": _MetaObject()}) == '{"k": "meta object"}'
+    assert values.format_value(_MetaStr("plain")) == "plain"
+    assert values.format_value([_MetaStr("a"), _MetaObject()]) == "1. a\n2. meta object"
+    assert values.format_value({"k": _MetaObject()}) == '{"k": "meta object"}'
 
 
 def test_a_repeated_call_without_the_question_shows_the_earlier_result_alone() -> None:

@@ -3,6 +3,7 @@ prompt templates and data (so it works from a normal install, not only an editab
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -13,10 +14,31 @@ import pytest
 import textreact
 
 
-def test_all_is_sorted_and_every_name_resolves():
+def test_all_is_sorted_and_every_name_is_the_object_its_module_defines():
+    """A name loaded on first use is the very object of the module `_LAZY` names (not a copy or
+    a stand-in), and every other name is defined in the package module itself."""
     assert textreact.__all__ == sorted(textreact.__all__)
+    assert list(textreact._LAZY) == sorted(textreact._LAZY)
     for name in textreact.__all__:
-        assert getattr(textreact, name) is not None, name
+        value = getattr(textreact, name)
+        if name in textreact._LAZY:
+            assert value is getattr(importlib.import_module(textreact._LAZY[name]), name), name
+        else:
+            assert vars(textreact)[name] is value, name
+
+
+def test_deprecated_and_internal_names_are_not_exported_but_stay_importable():
+    """`NativeAgent` (deprecated: `Agent(protocol="native")`), `ToolBox` and `CalculatorError`
+    (internal) left `__all__`; their modules still give them."""
+    from textreact.agent import NativeAgent
+    from textreact.errors import CalculatorError
+    from textreact.tools import ToolBox
+
+    for name, value in (("NativeAgent", NativeAgent), ("ToolBox", ToolBox),
+                        ("CalculatorError", CalculatorError)):  # fmt: skip
+        assert name not in textreact.__all__ and name not in textreact._LAZY
+        assert not hasattr(textreact, name), name
+        assert value.__name__ == name
 
 
 def test_all_is_complete_and_leaks_nothing_private():

@@ -34,7 +34,9 @@ from test_loop import run as run_without
 
 from textreact import Agent, ScriptedModel, WrongToolError, tool
 from textreact.constrain.recognizer import matches
+from textreact.errors import ConfigError
 from textreact.policies import CopiedExample, Echo, small_model
+from textreact.policy import Offer, Policy, RunView
 from textreact.protocols import Reading, TextProtocol
 from textreact.steps import Completion, PolicyNote, Result, Turn
 
@@ -158,6 +160,63 @@ def test_a_copy_leaves_no_tool_out_where_the_protocol_does_not_hold_arguments() 
     steered = [n for t in result.steps for n in t.policy_notes if n.action == "steered"]
     assert steered == [PolicyNote("copied_example", "steered", "tool_choice")]
     assert "Action:" not in script.options[3]["grammar"]
+
+
+class OwnProtocol:
+    """A protocol of one's own, not a subclass: the text protocol's five methods and a name."""
+
+    name = "mine"
+
+    def __init__(self) -> None:
+        text = TextProtocol()
+        self.opening, self.request, self.read = text.opening, text.request, text.read
+        self.note, self.explain = text.note, text.explain
+
+
+def test_a_protocol_of_ones_own_says_whether_it_holds_arguments() -> None:
+    """`holds_arguments` is part of `Protocol`: the policies read it as a declared attribute, so
+    a protocol object without it is refused at construction, naming it (as is any object that
+    is no protocol: `isinstance(x, Protocol)` checks every member)."""
+    for wrong in (OwnProtocol(), object()):
+        with pytest.raises(ConfigError, match="holds_arguments"):
+            Agent(ScriptedModel([]), protocol=wrong)
+    declared = OwnProtocol()
+    declared.holds_arguments = False  # type: ignore[attr-defined]
+    result = Agent(ScriptedModel([answer("Paris").render("text")]), protocol=declared).run("q")
+    assert (result.answer, result.protocol) == ("Paris", "mine")
+
+
+class Watching(Policy):
+    """Keeps what each hook was given to read."""
+
+    name = "watching"
+
+    def __init__(self, seen: list[RunView]) -> None:
+        self.seen = seen  # each run's copy is shallow: it keeps the same list
+
+    def reset(self, run: RunView) -> None:
+        self.seen.append(run)
+
+    def steer(self, run: RunView, offer: Offer) -> Offer:
+        self.seen.append(run)
+        return offer
+
+    def after_call(self, run: RunView, turn: Turn) -> str | None:
+        self.seen.append(run)
+        return None
+
+
+def test_a_policy_reads_a_frozen_view_of_the_run_as_it_stands_never_the_run() -> None:
+    seen: list[RunView] = []
+    moves = [call("calculator", expression="1+1"), answer("2")]
+    script = ScriptedModel([m.render("text") for m in moves])
+    assert Agent(script, policies=[Watching(seen)]).run("What is 1+1?").answer == "2"
+    assert all(type(view) is RunView for view in seen)
+    # reset, steer, after the call, steer: the turns and model calls as they stood each time
+    assert [(len(v.turns), v.requests) for v in seen] == [(0, 0), (0, 0), (0, 1), (1, 1)]
+    assert isinstance(seen[-1].turns, tuple) and isinstance(seen[-1].tools, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seen[-1].question = "another"  # type: ignore[misc]
 
 
 def test_a_copied_call_and_then_a_copied_answer_ask_the_question_alone() -> None:

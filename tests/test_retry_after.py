@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2 as httpx
 import pytest
 
-from textreact.models.openai_compat import retry_after
+from textreact.models.faults import retry_after
 
 
 @pytest.mark.parametrize(

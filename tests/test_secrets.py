@@ -10,7 +10,8 @@ from fakeserver import FakeServer, Reply, chat_completion
 
 from textreact.cli import EXIT_MODEL, EXIT_OK, EXIT_USAGE, main
 from textreact.errors import ModelError
-from textreact.models.openai_compat import OpenAICompatModel, server_message
+from textreact.models.faults import server_message
+from textreact.models.openai_compat import OpenAICompatModel
 from textreact.redact import BLANK, blank_data, blank_text, cut, public_url, split_userinfo
 
 KEY = "sk-live-" + "0123456789abcdef" * 4  # 72 characters: longer than any cut at 40-60

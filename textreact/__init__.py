@@ -8,7 +8,6 @@ import importlib as _importlib
 import typing as _typing
 
 from textreact.errors import (
-    CalculatorError,
     ConfigError,
     MissingExtraError,
     ModelError,
@@ -39,7 +38,7 @@ from textreact.steps import (
 )
 
 if _typing.TYPE_CHECKING:
-    from textreact.agent import Agent, NativeAgent
+    from textreact.agent import Agent
     from textreact.memory import MemoryConfig
     from textreact.models import AsyncChatModel, ChatModel
     from textreact.models.anthropic import AnthropicModel, AsyncAnthropicModel
@@ -48,7 +47,7 @@ if _typing.TYPE_CHECKING:
     from textreact.protocols import Protocol
     from textreact.protocols.native import NativeProtocol
     from textreact.protocols.text import TextProtocol
-    from textreact.tools import Tool, ToolBox, builtin_tools, tool
+    from textreact.tools import NotFound, Tool, builtin_tools, tool
 
 __version__ = "0.1.0"
 
@@ -61,15 +60,13 @@ _LAZY = {
     "AsyncOpenAICompatModel": "textreact.models.openai_compat",
     "ChatModel": "textreact.models",
     "MemoryConfig": "textreact.memory",
-    "NativeAgent": "textreact.agent",
     "NativeProtocol": "textreact.protocols.native",
+    "NotFound": "textreact.tools",
     "OpenAICompatModel": "textreact.models.openai_compat",
     "Protocol": "textreact.protocols",
-    "NotFound": "textreact.tools",
     "ScriptedModel": "textreact.models.scripted",
     "TextProtocol": "textreact.protocols.text",
     "Tool": "textreact.tools",
-    "ToolBox": "textreact.tools",
     "builtin_tools": "textreact.tools",
     "tool": "textreact.tools",
 }
@@ -81,7 +78,6 @@ __all__ = [
     "AsyncAnthropicModel",
     "AsyncChatModel",
     "AsyncOpenAICompatModel",
-    "CalculatorError",
     "ChatModel",
     "Completion",
     "ConfigError",
@@ -91,7 +87,6 @@ __all__ = [
     "MemoryConfig",
     "MissingExtraError",
     "ModelError",
-    "NativeAgent",
     "NativeProtocol",
     "NativeToolsUnsupportedError",
     "NotFound",
@@ -107,7 +102,6 @@ __all__ = [
     "TextReactError",
     "Tool",
     "ToolArgumentError",
-    "ToolBox",
     "ToolCall",
     "ToolError",
     "ToolExampleError",

@@ -12,17 +12,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
-from textreact import observation, steps, templates
+from textreact import observation, steps, templates, values
 from textreact.effects import Ask, BeforeCall, Consult, Effect, Reply, RunTool, Settings
 from textreact.errors import ModelError
-from textreact.policy import AskAlone, Offer, Policies, noted
+from textreact.policy import AskAlone, Offer, Policies, RunView, noted
 from textreact.protocols import Reading, read_plain
 from textreact.steps import FinalAnswer, Request, StopReason, ToolResult, Turn, Usage
 from textreact.verdict import CUT, FILTERED, Earlier, judge
 
 __all__ = ["Ask", "BeforeCall", "Consult", "RunTool", "Settings", "run"]
+
+_ToolLess = Literal["best_effort", "closed_book"]  # the turns asked without tools
 
 
 def run(settings: Settings, question: str) -> Generator[Effect, Any, steps.Result]:
@@ -31,7 +33,7 @@ def run(settings: Settings, question: str) -> Generator[Effect, Any, steps.Resul
 
 
 class _Run:
-    """The state of one run; policies read it through `textreact.policy.RunView`."""
+    """The state of one run; policies read it through `view`, never the run itself."""
 
     def __init__(self, settings: Settings, question: str) -> None:
         self.s, self.tools, self.question = settings, settings.toolbox.tools, question
@@ -45,11 +47,17 @@ class _Run:
         self.done: dict[tuple[str, str], Turn] = {}  # calls run, by identity
         self.started = time.perf_counter()
         self.offered = Offer(tuple(self.tools), settings.tool_choice)  # at the last request
-        self.policies = Policies(settings.policies, self)
+        self.policies = Policies(settings.policies, self.view)
 
     lang = property(lambda self: self.s.lang)
-    protocol = property(lambda self: self.s.protocol)
-    tool_choice = property(lambda self: self.s.tool_choice)
+
+    def view(self) -> RunView:
+        """The run as it stands, for the policies to read."""
+        s = self.s
+        return RunView(
+            self.question, tuple(self.tools), tuple(self.turns), tuple(self.opening),
+            self.requests, self.offered, s.lang, s.protocol, s.tool_choice,
+        )  # fmt: skip
 
     def run(self) -> Generator[Effect, Any, steps.Result]:
         stop: StopReason | None = None  # decided by `turn`, the step limit or an interrupt
@@ -59,10 +67,8 @@ class _Run:
                 stop = yield from self.turn()
                 if stop is None and self.requests >= s.max_steps:
                     stop = "max_steps"
-                    if s.best_effort:  # one request without tools for a best-effort answer
-                        note = s.protocol.note("best_effort", self.lang, max_steps=str(s.max_steps))
-                        request = self.request(Offer(tuple(self.tools), "none"), preface=note)
-                        yield from self.tool_less(request, note, "best_effort")
+                    if s.best_effort:
+                        yield from self.best_effort()
         except KeyboardInterrupt:
             stop = "interrupted"
         return self.result(stop)
@@ -93,16 +99,17 @@ class _Run:
         )  # fmt: skip
 
     def ask(
-        self, request: Request, read: Callable[..., Reading] | None = None
+        self, request: Request, read: Callable[..., Reading]
     ) -> Generator[Effect, Any, tuple[Reading, Turn] | None]:
-        """The reply read (by the protocol unless told) and its turn; None: the model failed."""
+        """The reply as the request says it is read, else as `read` reads it, and its turn;
+        None: the model failed."""
         reply: Reply = yield Ask(request)
         self.requests += 1
         if isinstance(reply, ModelError):
             self.error = str(reply)
             return None
         completion, seconds = reply
-        reading = (read or request.read or self.s.protocol.read)(completion, self.tools)
+        reading = (request.read or read)(completion, self.tools)
         turn = Turn(
             index=len(self.turns) + 1, text=reading.text, step=reading.steps[0],
             finish_reason=completion.finish_reason, usage=completion.usage,
@@ -124,7 +131,7 @@ class _Run:
         """One model call and what the engine does with it; the stop reason, if it ends."""
         offer, steered = self.offer()
         self.offered = offer  # what the policies read as the last request's offer
-        asked = yield from self.ask(self.request(offer))
+        asked = yield from self.ask(self.request(offer), self.s.protocol.read)
         if asked is None:
             return "model_error"
         reading, turn = asked
@@ -146,7 +153,7 @@ class _Run:
             return (yield from self.end(replace(turn, observation=note), None))
         self.cuts_in_row = 0
         # an answer, even one the turn's steered tool choice refuses: a policy may know why
-        answered = verdict.kind == "answer" or self.tool_choice == "auto"
+        answered = verdict.kind == "answer" or self.s.tool_choice == "auto"
         checked = (
             answered and isinstance(said, FinalAnswer) and self.policies.check_answer(said.answer)
         )
@@ -203,7 +210,7 @@ class _Run:
             result = ToolResult(tool, arguments, error=str(veto), error_kind="vetoed")
             return self.observed(replace(turn, note="vetoed"), result)
         limit = prepared.tool.result_limit or s.observation_limit
-        present = lambda value: observation.format_value(value, 4 * limit)  # noqa: E731
+        present = lambda value: values.format_value(value, 4 * limit)  # noqa: E731
         result = yield RunTool(prepared, present)
         turn = self.done[prepared.key] = self.observed(turn, result)
         return self.policies.after_call(turn)
@@ -219,6 +226,13 @@ class _Run:
         text = observation.observe(result, limit=limit, lang=self.lang, others=others)
         return replace(turn, result=result, observation=text)
 
+    def best_effort(self) -> Generator[Effect, Any, None]:
+        """At the step limit, one request without tools for a best-effort answer."""
+        s = self.s
+        note = s.protocol.note("best_effort", self.lang, max_steps=str(s.max_steps))
+        request = self.request(Offer(tuple(self.tools), "none"), preface=note)
+        yield from self.tool_less(request, note, "best_effort", s.protocol.read)
+
     def alone(
         self, otherwise: StopReason, note: steps.PolicyNote | None = None
     ) -> Generator[Effect, Any, StopReason]:
@@ -226,16 +240,19 @@ class _Run:
         answer, else the run keeps its own and ends as `otherwise`."""
         preface = templates.note("closed_book", self.lang)  # every protocol's: no frame
         plain = [{"role": "system", "content": preface}, {"role": "user", "content": self.question}]
-        if not (yield from self.tool_less(Request(plain), preface, "closed_book", note)):
+        asked = yield from self.tool_less(Request(plain), preface, "closed_book", read_plain, note)
+        if not asked:
             self.answer = self.source = None
             return "model_error"
         return "final_answer" if self.answer is not None else otherwise
 
     def tool_less(
-        self, request: Request, preface: str, kind: Any, note: steps.PolicyNote | None = None
-    ) -> Generator[Effect, Any, bool]:
-        """One more request, a `kind` turn; its uncut answer is the run's. False: model failed."""
-        asked = yield from self.ask(request, read_plain if kind == "closed_book" else None)
+        self, request: Request, preface: str, kind: _ToolLess, read: Callable[..., Reading],
+        note: steps.PolicyNote | None = None,
+    ) -> Generator[Effect, Any, bool]:  # fmt: skip
+        """One more request, a `kind` turn read by `read`; its uncut answer is the run's.
+        False: the model failed."""
+        asked = yield from self.ask(request, read)
         if asked is None:
             return False
         turn = replace(asked[1], note=kind, preface=preface)

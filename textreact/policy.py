@@ -9,16 +9,16 @@ never learns which policies exist; a policy never calls the model or a tool itse
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textreact.steps import PolicyNote, Turn
 from textreact.tools.tool import NotFound
 
 if TYPE_CHECKING:
     from textreact.models import Message
-    from textreact.protocols import Protocol as ReactProtocol
+    from textreact.protocols.interface import ReactProtocol
     from textreact.steps import ToolResult
     from textreact.tools import Tool
     from textreact.tools.box import Prepared
@@ -62,25 +62,24 @@ class AskAlone:
     reason: str
 
 
-class RunView(Protocol):
-    """What a policy may read of the run it steers (never change)."""
+@dataclass(frozen=True)
+class RunView:
+    """What a policy may read of the run it steers, as it stands when the policy is asked: the
+    loop makes one for each fixed point, so a policy reads the run and never changes it."""
 
     question: str
-    tools: Sequence[Tool]
-    turns: Sequence[Turn]
-    opening: Sequence[Message]
+    #: The tools the run offers, before any steering.
+    tools: tuple[Tool, ...]
+    turns: tuple[Turn, ...]
+    opening: tuple[Message, ...]
+    #: The model calls made so far.
     requests: int
     #: What the last request offered, after every policy's steering.
     offered: Offer
-
-    @property
-    def lang(self) -> str: ...
-    @property
-    def protocol(self) -> ReactProtocol: ...
-    @property
-    def tool_choice(self) -> str:
-        """The tool choice the user asked for (a policy may steer only "auto")."""
-        ...
+    lang: str
+    protocol: ReactProtocol
+    #: The tool choice the user asked for (a policy changes only an "auto" one).
+    tool_choice: str
 
 
 class Policy:
@@ -125,14 +124,15 @@ class Policies:
     """One run's policies, asked in order at each fixed point: the first that acts decides,
     and what it did comes back as the `PolicyNote` the loop puts on the turn."""
 
-    def __init__(self, policies: Sequence[Policy], run: RunView) -> None:
-        self.policies = [p.start(run) for p in policies]
-        self.run = run
+    def __init__(self, policies: Sequence[Policy], view: Callable[[], RunView]) -> None:
+        self.view = view  # the run as it stands, read anew at each fixed point
+        self.policies = [p.start(view()) for p in policies]
 
     def steer(self, offer: Offer) -> tuple[Offer, tuple[PolicyNote, ...]]:
         notes = []
+        run = self.view()
         for policy in self.policies:
-            steered = policy.steer(self.run, offer)
+            steered = policy.steer(run, offer)
             named = steered.tool_choice not in ("auto", "required", "none")
             if named and steered.tool_choice not in {t.name for t in steered.tools}:
                 continue  # a steering that leaves out the tool the choice names is not taken
@@ -143,23 +143,26 @@ class Policies:
         return offer, tuple(notes)
 
     def check_call(self, call: Prepared) -> tuple[PolicyNote, SendBack] | None:
+        run = self.view()
         for policy in self.policies:
-            check = policy.check_call(self.run, call)
+            check = policy.check_call(run, call)
             if check is not None:
                 return PolicyNote(policy.name, "not_run", check.reason, check.arguments), check
         return None
 
     def after_call(self, turn: Turn) -> Turn:
+        run = self.view()
         for policy in self.policies:
-            line = policy.after_call(self.run, turn)
+            line = policy.after_call(run, turn)
             if line is not None:
                 note = PolicyNote(policy.name, "added_line", "after_result")
                 turn = noted(turn, note, observation=f"{turn.observation}\n{line}")
         return turn
 
     def check_answer(self, answer: str) -> tuple[PolicyNote, SendBack | AskAlone] | None:
+        run = self.view()
         for policy in self.policies:
-            check = policy.check_answer(self.run, answer)
+            check = policy.check_answer(run, answer)
             if check is not None:
                 action = "sent_back" if isinstance(check, SendBack) else "asked_alone"
                 arguments = check.arguments if isinstance(check, SendBack) else ()
@@ -167,8 +170,9 @@ class Policies:
         return None
 
     def at_stop(self, reason: str) -> PolicyNote | None:
+        run = self.view()
         for policy in self.policies:
-            check = policy.at_stop(self.run, reason)
+            check = policy.at_stop(run, reason)
             if check is not None:
                 return PolicyNote(policy.name, "asked_alone", check.reason)
         return None

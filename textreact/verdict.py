@@ -1,7 +1,8 @@
 """One reply judged once: an answer, a call, a format error, cut off, or filtered. The loop and
 `textreact serve` both read a turn through `judge`, so they cannot disagree about what a reply
 means; each decides on its own what to do with the verdict (the loop runs a call and re-asks a
-cut reply; serve hands a call to its client, and a cut answer too, marked "length")."""
+cut reply; serve hands a call to its client, and a cut answer too, marked "length"). The
+`tool_choice` rule lives here too: a reply that breaks it is a format error, worded here."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from textreact import observation
+from textreact import grammar, templates
 from textreact.parsing import messages
 from textreact.steps import Action, FinalAnswer, FormatError, Step, Turn
 
 if TYPE_CHECKING:
-    from textreact.tools import ToolBox
+    from textreact.tools import Tool, ToolBox
 
 __all__ = ["CUT", "FILTERED", "Earlier", "Kind", "Verdict", "judge"]
 
@@ -89,7 +90,7 @@ def judge(
         tool = box.resolve(step.tool)
         if tool is not None and tool.name != choice:  # another tool: no call of the named one
             step = FinalAnswer("", step.thought)
-    broken = observation.against_choice(step, choice, box.tools, lang)
+    broken = _against_choice(step, choice, box.tools, lang)
     if (
         broken is None
         and isinstance(step, FinalAnswer)
@@ -105,6 +106,30 @@ def judge(
     if isinstance(step, FormatError):
         return Verdict("format_error", step)
     return Verdict("call", step)
+
+
+def _against_choice(
+    step: Step, choice: str, tools: Sequence[Tool], lang: str
+) -> FormatError | None:
+    """The error to answer a reply that breaks this turn's tool choice with: an answer when a
+    call is required (or one named tool is), a call when none is allowed; None when it fits."""
+    if choice == "none" and isinstance(step, Action):
+        message = templates.note("tool_forbidden", lang)
+        return FormatError(message, messages.forms_hint(lang), problem="tool_forbidden", lang=lang)
+    if choice in ("auto", "none") or not isinstance(step, FinalAnswer):
+        return None
+    named = next((t for t in tools if t.name == choice), None)
+    if named is None:
+        message = templates.note("tool_required", lang)
+        return FormatError(message, messages.forms_hint(lang), problem="tool_required")
+    example = grammar.render_input(named.example)
+    return FormatError(
+        templates.note("tool_required_named", lang, tool=named.name),
+        messages.forms_hint(lang, named.name, example),
+        problem="tool_required",
+        tool=named.name,
+        lang=lang,
+    )
 
 
 def _copied(answer: str, earlier: Earlier) -> bool:

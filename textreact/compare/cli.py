@@ -1,61 +1,25 @@
 """`textreact compare` flags -> a checked plan: the tasks, the protocols, the models and the
-output paths, every one checked before the first model starts or request is sent. The lead's
-`cli.py` calls `prepare_compare`, then opens the model(s) and runs the plan with
-`textreact.compare.command`; this module knows only the flags, never the environment."""
+output paths, every one checked before the first model starts or request is sent. The command
+(`textreact.commands.compare`) calls `prepare_compare`, then opens the model(s) and runs the plan
+with `textreact.compare.command`; this module knows only the flags, never the environment."""
 
 from __future__ import annotations
 
 import argparse
-import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from textreact.commands.flags import (
+    add_tool_options,
+    check_budget,
+    check_folder,
+    check_writable,
+    positive_int,
+    rate,
+)
 from textreact.compare.models import ModelSpec, check_specs, gguf_type, spec_type
 from textreact.errors import ConfigError
-from textreact.exemplars import CHOICES
-
-#: The --policies help, for `run` and `compare` alike.
-POLICIES_HELP = (
-    "opt-in steering for small models: none (the default; `run` on the embedded default "
-    "model: small), small (all), or names from "
-    "copied_example,echo,needs,grounding,tool_hiding,closed_book (docs/policies.md)"
-)
-
-
-def add_tool_options(group: Any) -> None:
-    """`--policies`, `--max-tools`, `--tools` and `--examples`, the same for `run` and
-    `compare`."""
-    group.add_argument("--policies", help=POLICIES_HELP)
-    group.add_argument(
-        "--examples",
-        choices=CHOICES,
-        help="the text protocol's worked example: bundled (the calculator and lookup; the "
-        "default), built from the offered tools (no call, one call, two calls), or none "
-        "(docs/protocol.md)",
-    )
-    group.add_argument(
-        "--decision-bias",
-        type=log_odds,
-        metavar="X",
-        help="text protocols: choose each turn's call or answer from the model's "
-        "log-probabilities, X log-odds in favour of calling (0: the model's own odds; needs a "
-        "server that returns logprobs, e.g. llama.cpp; default: sampled; docs/protocol.md)",
-    )
-    group.add_argument(
-        "--max-tools",
-        type=positive_int,
-        metavar="K",
-        help="offer each step only the K tools most relevant to it, beside those it must keep "
-        "(for many tools, e.g. an MCP server's; extra: budget; docs/policies.md)",
-    )
-    group.add_argument(
-        "--tools",
-        metavar="MODULE:NAME",
-        help="your own tools: a list of textreact Tools in a module or a .py file "
-        "(e.g. my_tools.py:TOOLS; default: the built-in calculator and lookup)",
-    )
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,39 +89,6 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def log_odds(text: str) -> float:
-    """An argparse type: a finite number (a log-odds bias)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def rate(text: str) -> float:
-    """An argparse type: a success rate from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= 1.0:  # nan fails this too
-        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class Plan:
     """What the flags ask for, checked before the model starts: the tasks, the protocols and
@@ -197,14 +128,6 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
     if args.transcripts is not None:
         check_folder(args.transcripts, "--transcripts")
     return Plan(tasks, protocols, specs, tools)
-
-
-def check_budget(max_tools: int | None) -> None:
-    """A `--max-tools` whose extra is missing is a usage error before any model starts."""
-    if max_tools is not None:
-        from textreact.policies import ToolBudget
-
-        ToolBudget(max_tools)
 
 
 def check_tool_choice(choice: str, tools: tuple[Any, ...] | None) -> None:
@@ -251,38 +174,6 @@ def select_protocols(flag: str | None, constrain: str) -> tuple[str, ...]:
             "text+grammar from --protocols, or use --constrain auto (or on)"
         )
     return protocols
-
-
-def check_writable(path: Path, flag: str) -> None:
-    """Refuse an output file that cannot be written, before any work is done: a folder, a file
-    in a folder that does not exist (a mistyped path is not made into folders), a file that
-    cannot be opened for writing (one that did not exist is not left behind)."""
-    if path.is_dir():
-        raise ConfigError(f"{flag} {path} is a folder; give a file name")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ConfigError(
-            f"{flag} {path}: the folder {folder} does not exist; create it first "
-            f"(mkdir -p {folder}) or give a file in a folder that does"
-        )
-    existed = path.exists()
-    try:
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"{flag}: cannot write {path} ({exc.strerror or exc})") from None
-    if not existed:
-        path.unlink(missing_ok=True)
-
-
-def check_folder(folder: Path, flag: str) -> None:
-    """Refuse an output folder that cannot be created or written into."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"{flag}: cannot write into {folder} ({exc.strerror or exc})") from None
 
 
 def load_tasks(args: argparse.Namespace) -> list[Any]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from textreact import grammar
 from textreact.agent import Agent, Result
@@ -24,7 +24,7 @@ from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
 from textreact.policies import ToolBudget, by_name
 from textreact.protocols import Protocol
-from textreact.protocols.native import capability, written_as_text
+from textreact.protocols.native import UNSUPPORTED, written_as_text
 from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, FormatError, Usage
 from textreact.tools import Tool, ToolBox
@@ -36,6 +36,8 @@ NAMED_ONLY = ("own", "own-first")
 DEFAULT_PROTOCOLS = ("text", "native")
 #: A first call that names no offered tool, or whose arguments fail its schema, is not valid.
 _INVALID_CALL = ("unknown_tool", "arguments")
+#: What one native run shows about the server's tool calling.
+Capability = Literal["supported", "rejected", "as_text", "no_call"]
 
 
 @dataclass(frozen=True)
@@ -300,3 +302,14 @@ def native_support(outcomes: Sequence[Outcome]) -> str:
         if verdict in seen:
             return verdict
     return "ignored"
+
+
+def capability(result: Result) -> Capability:
+    """What one native run shows about the server's tool calling."""
+    if result.stop_reason == "model_error" and (result.error or "").startswith(UNSUPPORTED):
+        return "rejected"
+    if any(isinstance(t.step, Action) and not written_as_text(t.step) for t in result.steps):
+        return "supported"
+    if any(t.note == "call_as_text" or written_as_text(t.step) for t in result.steps):
+        return "as_text"
+    return "no_call"

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from textreact import observation, templates
+from textreact import templates, untrusted
 from textreact.mcp.schemas import DESCRIPTION_LIMIT, build_tool
 from textreact.tools import Tool
 
@@ -71,9 +71,9 @@ def tool_info(
     `options` go to `Tool` (timeout, result_limit)."""
     annotations = listed.annotations
     title = listed.title or (annotations.title if annotations else None)
-    shown_title = observation.defuse(title, DESCRIPTION_LIMIT) if title else None
+    shown_title = untrusted.defuse(title, DESCRIPTION_LIMIT) if title else None
     if listed.description and listed.description.strip():
-        description = observation.defuse(listed.description, DESCRIPTION_LIMIT)
+        description = untrusted.defuse(listed.description, DESCRIPTION_LIMIT)
     else:
         description = templates.note(
             "mcp_no_description", lang, title=shown_title or name, server=server

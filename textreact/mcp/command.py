@@ -18,8 +18,8 @@ from textreact.mcp.catalog import McpToolInfo
 from textreact.mcp.config import ServerSpec, load_config, server_from_command, server_from_url
 from textreact.mcp.connection import Connection
 from textreact.mcp.safety import WRITES
-from textreact.observation import visible
 from textreact.tools import Tool
+from textreact.untrusted import visible
 
 __all__ = ["add_mcp_arguments", "cmd_mcp_list", "mcp_servers", "open_mcp"]
 

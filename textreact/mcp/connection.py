@@ -42,8 +42,8 @@ from textreact.mcp.sdk import (
     transport,
     unusable,
 )
-from textreact.observation import visible
 from textreact.tools import Tool
+from textreact.untrusted import visible
 
 __all__ = ["Connection", "connect"]
 

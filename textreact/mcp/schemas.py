@@ -8,7 +8,7 @@ looser rule, step by step, down to "any object": the model is shown and constrai
 but every keyword the schema has (`if`/`then`, `dependentRequired`, `unevaluatedProperties`,
 `contains`, ...) is still checked by a 2020-12 validator before the call is sent, and a failure
 is an argument error the model reads, as any other. Descriptions and titles in the schema are
-untrusted text, defused as tool output is (`observation.defuse`)."""
+untrusted text, defused as tool output is (`untrusted.defuse`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import regex
 
-from textreact import observation
+from textreact import untrusted
 from textreact.errors import ConfigError, ToolArgumentError
 from textreact.tools import Tool
 
@@ -43,7 +43,7 @@ def defused_schema(schema: Any) -> Any:
     broken, protocol keywords quoted); nothing else changes."""
     if isinstance(schema, dict):
         return {
-            key: observation.defuse(value, DESCRIPTION_LIMIT)
+            key: untrusted.defuse(value, DESCRIPTION_LIMIT)
             if key in _TEXT_KEYS and isinstance(value, str)
             else defused_schema(value)
             for key, value in schema.items()

@@ -12,8 +12,8 @@ from typing import Any, Final, TextIO
 
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.mcp.config import ServerSpec
-from textreact.observation import visible
 from textreact.redact import blank_text, cut, userinfo_secrets
+from textreact.untrusted import visible
 
 __all__ = [
     "INSTALL_HINT",

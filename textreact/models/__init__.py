@@ -1,13 +1,17 @@
 """Chat models: the one seam between the loop and a language model. A model takes the message
-list and the stop sequences and returns one Completion; everything else is the loop's job."""
+list and the stop sequences and returns one Completion; everything else is the loop's job.
+
+`chat` defines the seam (`Message`, `ChatModel`, `AsyncChatModel`); `openai_compat` and
+`anthropic` are the two SDK clients, built on `sdk` (what they share) and `faults` (an SDK's
+fault as a ModelError); `decision` scores the call-or-answer branch, `scripted` replays given
+replies, `local` runs the embedded model and `deadline` bounds each request in time."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
-from textreact.errors import ConfigError
+from textreact.models.chat import AsyncChatModel, ChatModel, Message
 from textreact.steps import Completion, Usage
 
 if TYPE_CHECKING:
@@ -26,54 +30,12 @@ __all__ = [
     "Usage",
 ]
 
-#: One chat message: {"role": "system" | "user" | "assistant", "content": str}.
-Message = dict[str, Any]
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that turns a message list into one completion. A client for the text protocol
-    needs only `messages` and `stop`; native tool calling also passes `tools=` (specs in the
-    client's `tool_dialect`), and constrained decoding `grammar=`."""
-
-    def complete(
-        self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
-    ) -> Completion:
-        """Return the model's next reply; raise ModelError when no reply can be had."""
-        ...
-
-
-@runtime_checkable
-class AsyncChatModel(Protocol):
-    """A ChatModel whose `complete` is a coroutine, for `Agent.arun` and `Agent.aiter`."""
-
-    async def complete(
-        self, messages: Sequence[Message], *, stop: Sequence[str] = (), **options: Any
-    ) -> Completion:
-        """Return the model's next reply; raise ModelError when no reply can be had."""
-        ...
-
-
 _CLIENTS = {
     "OpenAICompatModel": "textreact.models.openai_compat",
     "AsyncOpenAICompatModel": "textreact.models.openai_compat",
     "AsyncAnthropicModel": "textreact.models.anthropic",
     "AnthropicModel": "textreact.models.anthropic",
 }
-
-
-def check_client_settings(
-    model: object, *, timeout: float, max_retries: int, max_tokens: int | None
-) -> None:
-    """Refuse settings no server could honour, at construction, the same way for every client
-    (`max_tokens=None` leaves the limit to the server, where the API allows that)."""
-    if not isinstance(model, str) or not model:
-        raise ConfigError(f"model must be a non-empty model name, got {model!r}")
-    if timeout <= 0 or max_retries < 0 or (max_tokens is not None and max_tokens < 1):
-        raise ConfigError(
-            "timeout must be > 0, max_retries >= 0 and max_tokens >= 1, got "
-            f"{timeout!r}, {max_retries!r} and {max_tokens!r}"
-        )
 
 
 def __getattr__(name: str) -> object:

@@ -12,13 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textreact.errors import MissingExtraError, ModelError
-from textreact.models import check_client_settings
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY, _shown, sdk_fault, usage_of
-from textreact.redact import public_url
+from textreact.models.faults import shown
+from textreact.models.sdk import AsyncSdkClient, SdkClient, usage_of
 from textreact.steps import Completion, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from textreact.models import Message
+    from textreact.models.chat import Message
 
 __all__ = ["AnthropicModel", "AsyncAnthropicModel", "to_anthropic"]
 
@@ -34,17 +33,17 @@ _FINISH_REASONS = {
 }
 
 
-class AnthropicModel:
+class AnthropicModel(SdkClient):
     """A Claude model (or any server speaking the Messages API), for the text protocol and,
     with `tools=` in Anthropic's format, native `tool_use`.
 
     `api_key=None` sends a placeholder, so the SDK never falls back to ANTHROPIC_API_KEY on its
     own: the CLI reads the environment and passes the key in."""
 
-    #: The wire format of native tool calls this client speaks (see NativeProtocol).
     tool_dialect = "anthropic"
-    #: The SDK's client class.
     _SDK_CLIENT = "Anthropic"
+    _DEFAULT_BASE_URL = ANTHROPIC_BASE_URL
+    _KEY_VARIABLE = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -65,31 +64,10 @@ class AnthropicModel:
                 f"{type(self).__name__} needs the anthropic SDK, which is not installed "
                 f"({exc}): {INSTALL_HINT}"
             ) from exc
-        check_client_settings(
-            model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
+        super().__init__(
+            anthropic, model, base_url, api_key, max_tokens, timeout, max_retries, http_client
         )
-        self.model = model
-        self.base_url = (base_url or ANTHROPIC_BASE_URL).rstrip("/")
-        self.max_tokens = max_tokens
         self.temperature = temperature
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self._api_key = api_key
-        self._client = getattr(anthropic, self._SDK_CLIENT)(
-            api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client,
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.shown_url!r})"
-
-    @property
-    def shown_url(self) -> str:
-        """The base URL as messages show it: credentials written into it are blanked."""
-        return public_url(self.base_url)
 
     def complete(
         self,
@@ -163,35 +141,14 @@ class AnthropicModel:
             raise self._malformed("a stop reason that is not text", reason)
         return Completion("".join(texts), _FINISH_REASONS.get(reason, reason), usage, tuple(calls))
 
-    def _malformed(self, what: str, shown: Any) -> ModelError:
+    def _malformed(self, what: str, value: Any) -> ModelError:
         return ModelError(
-            f"the server at {self.shown_url} sent {what} ({_shown(shown)}) for model "
+            f"the server at {self.shown_url} sent {what} ({shown(value)}) for model "
             f"{self.model!r}; check the base URL (no /v1 at the end)"
         )
 
-    def _fault(self, sdk: Any, exc: Exception) -> ModelError:
-        return sdk_fault(
-            sdk,
-            exc,
-            url=self.shown_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            api_key=self._api_key,
-            key_variable="ANTHROPIC_API_KEY",
-        )
 
-    def close(self) -> None:
-        """Close the SDK's connection pool."""
-        self._client.close()
-
-    def __enter__(self) -> AnthropicModel:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-class AsyncAnthropicModel(AnthropicModel):
+class AsyncAnthropicModel(AsyncSdkClient, AnthropicModel):
     """`AnthropicModel` on the SDK's `AsyncAnthropic`; `complete` is a coroutine."""
 
     _SDK_CLIENT = "AsyncAnthropic"
@@ -213,13 +170,6 @@ class AsyncAnthropicModel(AnthropicModel):
         except (anthropic.AnthropicError, ValueError) as exc:
             raise self._fault(anthropic, exc) from exc
         return self.completion(response)
-
-    async def aclose(self) -> None:
-        """Close the SDK's connection pool."""
-        await self._client.close()
-
-    def close(self) -> None:  # the sync form cannot close an async pool
-        raise TypeError("AsyncAnthropicModel is closed with `await model.aclose()`")
 
 
 def _anthropic_choice(choice: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from textreact import grammar
-from textreact.models import Message
+from textreact.models.chat import Message
 from textreact.steps import Branch, Completion, Decided, Decision, TokenLogprob
 
 __all__ = ["TOP_K", "Choice", "branch_point", "decide", "request_fields", "scripted", "tokens_of"]

@@ -2,7 +2,9 @@
 server, DeepSeek) through the official `openai` SDK.
 
 The SDK does the HTTP and the retries (exponential backoff, honouring `Retry-After`); this module
-decides what to send and turns every fault into a ModelError that says what to do. It reads no
+decides what to send and reads the faults only this API has (a field the server refuses, a model
+it does not serve); every other fault becomes a ModelError that says what to do through
+`models.sdk`, which the Anthropic client shares, and `models.faults`. It reads no
 environment variables: the SDK would read OPENAI_API_KEY and OPENAI_BASE_URL when given None, so
 both are always passed explicitly (the CLI reads the environment and passes them in). The SDK
 still reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS on its own."""
@@ -12,34 +14,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from textreact.errors import ConfigError, ModelError, NativeToolsUnsupportedError
-from textreact.models import check_client_settings
-from textreact.redact import blank_data, blank_text, cut, public_url
-from textreact.steps import Completion, Decision, ToolCall, Usage
+from textreact.models.faults import server_message, shown
+from textreact.models.sdk import AsyncSdkClient, SdkClient, usage_of
+from textreact.steps import Completion, Decision, ToolCall
 
 if TYPE_CHECKING:
     import openai
 
-    from textreact.models import Message
+    from textreact.models.chat import Message
     from textreact.models.decision import Choice
 
-__all__ = [
-    "AsyncOpenAICompatModel",
-    "NativeToolsUnsupportedError",
-    "OpenAICompatModel",
-    "sdk_fault",
-    "server_message",
-]
+__all__ = ["AsyncOpenAICompatModel", "NativeToolsUnsupportedError", "OpenAICompatModel"]
 
 #: Where requests go when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-#: Sent when no key is given: the SDK refuses to start without one, and local servers need none.
-PLACEHOLDER_API_KEY = "textreact-no-key"
 #: The OpenAI API rejects more than four stop sequences.
 MAX_STOP_SEQUENCES = 4
 #: What a client does with an offered grammar (see OpenAICompatModel).
@@ -51,7 +44,7 @@ _UNKNOWN_MODEL = re.compile(
 )
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(SdkClient):
     """A chat model behind an OpenAI-compatible `/v1/chat/completions` endpoint.
 
     `base_url=None` means the OpenAI API; `api_key=None` sends a placeholder key, which local
@@ -69,10 +62,11 @@ class OpenAICompatModel:
     request pass `http_client=textreact.models.deadline.deadline_client(timeout)`, as the CLI
     does."""
 
-    #: The wire format of native tool calls this client speaks (see NativeProtocol).
     tool_dialect = "openai"
-    #: The SDK's client class.
     _SDK_CLIENT = "OpenAI"
+    _DEFAULT_BASE_URL = OPENAI_BASE_URL
+    _KEY_VARIABLE = "OPENAI_API_KEY"
+    _START_HINT = "e.g. `ollama serve` for Ollama; "
 
     def __init__(
         self,
@@ -89,17 +83,14 @@ class OpenAICompatModel:
         seed: int | None = None,
         constrain: str = "auto",
     ) -> None:
-        check_client_settings(
-            model, timeout=timeout, max_retries=max_retries, max_tokens=max_tokens
-        )
         if constrain not in CONSTRAIN_MODES:
             raise ConfigError(f"constrain must be one of {CONSTRAIN_MODES}, got {constrain!r}")
-        self.model = model
-        self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
+        import openai  # deferred: the SDK takes a moment to import
+
+        super().__init__(
+            openai, model, base_url, api_key, max_tokens, timeout, max_retries, http_client
+        )
         self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
         self.extra_body = dict(extra_body or {})
         self.seed = seed
         #: False once the server has rejected `stop`; later requests leave it out.
@@ -114,24 +105,6 @@ class OpenAICompatModel:
         self.constrain_note: str | None = None
         #: What the server takes, once told (`detect_server`); _UNTOLD before the first grammar.
         self._server: Any = _UNTOLD
-        self._api_key = api_key
-        import openai  # deferred: the SDK takes a moment to import
-
-        self._client = getattr(openai, self._SDK_CLIENT)(
-            api_key=self._api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client,
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.shown_url!r})"
-
-    @property
-    def shown_url(self) -> str:
-        """The base URL as messages show it: credentials written into it are blanked."""
-        return public_url(self.base_url)
 
     def complete(
         self,
@@ -278,16 +251,6 @@ class OpenAICompatModel:
 
         return chat_template(self.base_url, api_key=self._api_key, timeout=min(self.timeout, 10))
 
-    def close(self) -> None:
-        """Close the SDK's connection pool."""
-        self._client.close()
-
-    def __enter__(self) -> OpenAICompatModel:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def _fixed(
         self, exc: Exception, request: dict[str, Any], fields: tuple[str, ...]
     ) -> tuple[str, ...]:
@@ -352,9 +315,9 @@ class OpenAICompatModel:
         usage = usage_of(getattr(response, "usage", None))
         return Completion(text, reason or "stop", usage, calls)
 
-    def _malformed(self, what: str, shown: Any) -> ModelError:
+    def _malformed(self, what: str, value: Any) -> ModelError:
         return ModelError(
-            f"the model server at {self.shown_url} sent {what} ({_shown(shown)}) for model "
+            f"the model server at {self.shown_url} sent {what} ({shown(value)}) for model "
             f"{self.model!r}; check that the server speaks the OpenAI chat-completions format"
         )
 
@@ -363,7 +326,7 @@ class OpenAICompatModel:
         if not isinstance(choices, list):
             raise ModelError(
                 f"the model server at {self.shown_url} sent a reply that is not a chat completion "
-                f"({_shown(response)}); check that the base URL is the OpenAI-compatible "
+                f"({shown(response)}); check that the base URL is the OpenAI-compatible "
                 "endpoint, usually ending in /v1"
             )
         if not choices:
@@ -392,16 +355,7 @@ class OpenAICompatModel:
             isinstance(exc, openai.BadRequestError) and _UNKNOWN_MODEL.search(message)
         ):
             return self._unknown_model(exc.status_code, message, offered())
-        return sdk_fault(
-            openai,
-            exc,
-            url=self.shown_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            api_key=self._api_key,
-            key_variable="OPENAI_API_KEY",
-            start_hint="e.g. `ollama serve` for Ollama; ",
-        )
+        return self._fault(openai, exc)
 
     def _unknown_model(self, status: int, message: str, offered: list[str]) -> ModelError:
         if offered and self.model not in offered:
@@ -425,7 +379,7 @@ class OpenAICompatModel:
             return []  # the listing is a courtesy; the 404 is reported either way
 
 
-class AsyncOpenAICompatModel(OpenAICompatModel):
+class AsyncOpenAICompatModel(AsyncSdkClient, OpenAICompatModel):
     """`OpenAICompatModel` on the SDK's `AsyncOpenAI`, for `Agent.arun` / `Agent.aiter`: the
     same arguments, requests, checks and errors; `complete` is a coroutine. `http_client`,
     when given, must be an `httpx.AsyncClient`."""
@@ -475,19 +429,6 @@ class AsyncOpenAICompatModel(OpenAICompatModel):
         except (openai.OpenAIError, ValueError, TypeError, AttributeError):
             return []
 
-    async def aclose(self) -> None:
-        """Close the SDK's connection pool."""
-        await self._client.close()
-
-    def close(self) -> None:  # the sync form cannot close an async pool
-        raise TypeError("AsyncOpenAICompatModel is closed with `await model.aclose()`")
-
-    async def __aenter__(self) -> AsyncOpenAICompatModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 def _openai_choice(choice: str) -> str | dict[str, Any]:
     """A tool choice in OpenAI's wire form: the three words as they are, a tool's name as
@@ -528,133 +469,6 @@ def _tool_calls(calls: Any) -> tuple[ToolCall, ...] | None:
     return tuple(out)
 
 
-def _shown(value: Any) -> str:
-    """A short, safe rendering of what a server sent, for an error message."""
-    try:
-        text = str(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return repr(text[:80])
-
-
-def sdk_fault(
-    sdk: Any,
-    exc: Exception,
-    *,
-    url: str,
-    timeout: float,
-    max_retries: int,
-    api_key: str | None,
-    key_variable: str,
-    start_hint: str = "",
-) -> ModelError:
-    """A fault of an official SDK (`openai` or `anthropic`: their exception classes share
-    names) as a ModelError that says what to do. Never shows the API key, nor credentials
-    written into `url`; counts the tries that were really made (the SDK skips its retries when
-    a server asks to wait longer than it will)."""
-    url = public_url(url)
-    message = server_message(exc, api_key)
-    made = _tries_made(exc, max_retries)
-    tries = f"{made} {'try' if made == 1 else 'tries'}"
-    if isinstance(exc, sdk.APITimeoutError):
-        return ModelError(
-            f"the model server at {url} did not answer within {timeout:g} s ({tries}); "
-            "a slow local model needs a larger timeout, or the server is overloaded"
-        )
-    if isinstance(exc, sdk.APIConnectionError):
-        return _connection_fault(exc, url, tries, start_hint, api_key)
-    if isinstance(exc, sdk.AuthenticationError):
-        if api_key is None:
-            return ModelError(
-                f"the model server at {url} needs an API key (HTTP 401) and none was given: "
-                f"pass api_key= (the textreact CLI reads --api-key or {key_variable})"
-            )
-        return ModelError(
-            f"the model server at {url} rejected the API key that was given (HTTP 401: "
-            f"{message}); check --api-key or {key_variable}"
-        )
-    wait = retry_after(getattr(getattr(exc, "response", None), "headers", None))
-    if isinstance(exc, sdk.APIStatusError) and wait is not None and made <= max_retries:
-        return ModelError(
-            f"the model server at {url} refused with HTTP {exc.status_code} and asked to wait "
-            f"{wait:g} s (Retry-After), longer than textreact waits between tries, so {tries} "
-            f"made ({message}); wait that long and rerun"
-        )
-    if isinstance(exc, sdk.RateLimitError):
-        return ModelError(
-            f"the model server at {url} still refused with HTTP 429 Too Many Requests after "
-            f"{tries} ({message}); wait and rerun, or allow more max_retries"
-        )
-    if isinstance(exc, sdk.APIStatusError):
-        after = f" after {tries}" if exc.status_code >= 500 else ""
-        return ModelError(
-            f"the model server at {url} failed with HTTP {exc.status_code}{after}: {message}"
-        )
-    return ModelError(
-        f"the model server at {url} sent a reply that is not valid JSON ({message}); check "
-        "that the base URL is the API's endpoint (OpenAI-compatible ones usually end in /v1)"
-    )
-
-
-#: httpx's names for a connection that was never made, and for one lost after it was made.
-_NOT_CONNECTED = {"ConnectError", "ConnectTimeout", "ProxyError", "UnsupportedProtocol"}
-_DROPPED = {"ReadError", "WriteError", "RemoteProtocolError", "CloseError"}
-
-
-def _connection_fault(
-    exc: Exception, url: str, tries: str, start_hint: str, api_key: str | None
-) -> ModelError:
-    """Unreachable and dropped mid-reply call for different advice: the SDK reports both as a
-    connection error, and its cause chain (httpx's exceptions, by name) tells them apart."""
-    causes = []
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and len(causes) < 10:
-        causes.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    names = {type(c).__name__ for c in causes}
-    detail = blank_text(str(causes[-1]) if causes else str(exc), [api_key]) or type(exc).__name__
-    if names & _DROPPED and not names & _NOT_CONNECTED:
-        return ModelError(
-            f"the model server at {url} accepted the connection, then dropped it before the "
-            f"reply was complete ({detail}; {tries}); it may have crashed or restarted: check "
-            "its log, or a proxy between you and it"
-        )
-    return ModelError(
-        f"cannot reach the model server at {url} — is it running? {start_hint}"
-        f"check the base URL and port ({detail}; {tries})"
-    )
-
-
-def _tries_made(exc: Exception, max_retries: int) -> int:
-    """How many requests were sent: the SDK numbers each retry in a request header; without
-    it, the most that could have been made."""
-    response = getattr(exc, "response", None)
-    request = getattr(exc, "request", None)
-    if request is None and response is not None:
-        request = getattr(response, "request", None)
-    try:
-        return int(request.headers["x-stainless-retry-count"]) + 1
-    except (AttributeError, KeyError, TypeError, ValueError, RuntimeError):
-        return max_retries + 1
-
-
-def retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """The wait in seconds that a response's headers ask for (`retry-after-ms` first, then
-    `retry-after`); a value that is not a finite number above 0 (`nan`, `inf`, `-1`, `0`, a
-    date) asks for nothing, and the other header is read. The proxy's transport and the
-    model clients read it alike."""
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            value = float(headers.get(name)) / divisor  # None: a TypeError
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(value) and value > 0:
-            return value
-    return None
-
-
 def _text(content: Any) -> str | None:
     """Message content as text: a string, or a list of text parts (some servers send parts)."""
     if isinstance(content, str):
@@ -666,47 +480,6 @@ def _text(content: Any) -> str | None:
         if all(isinstance(part, str) for part in parts):
             return "".join(parts)
     return None
-
-
-#: The largest token count believed: far past any context window; `1e30` is no count.
-MAX_TOKENS: Final = 10**9
-
-
-def usage_of(reported: Any) -> Usage:
-    """The reply's usage as Usage. Usage is a courtesy of the server, so a count that is not a
-    whole number of tokens (a string, NaN, a negative number, 1e30) is dropped, read as 0
-    like a count the server leaves out, and the reply it came with is kept."""
-    counts = []
-    for name in ("prompt_tokens", "completion_tokens"):
-        value = (
-            getattr(reported, name, None)
-            if not isinstance(reported, Mapping)
-            else reported.get(name)
-        )
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            value = int(value)
-        whole = isinstance(value, int) and not isinstance(value, bool)
-        counts.append(value if whole and 0 <= value <= MAX_TOKENS else 0)
-    return Usage(*counts)
-
-
-def server_message(
-    exc: Exception, api_key: str | None, *, secrets: Sequence[str] = (), limit: int = 400
-) -> str:
-    """The server's own error message (or the exception's), with the API key, any other
-    `secrets` and credentials in URLs blanked, then cut to about `limit` characters (blanked
-    first: a key cut in half would no longer be found)."""
-    hidden = [api_key, *secrets]
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
-        body = body["error"]  # Anthropic's envelope; the openai SDK unwraps its own
-    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        message = body["message"]
-    elif isinstance(body, (Mapping, list)):
-        message = json.dumps(blank_data(body, hidden), ensure_ascii=False, default=str)
-    else:
-        message = str(exc)
-    return cut(blank_text(message, hidden), limit)
 
 
 def _names(exc: openai.APIStatusError, param: str) -> bool:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from textreact.errors import ScriptExhaustedError
-from textreact.models import Message, decision
+from textreact.models import decision
+from textreact.models.chat import Message
 from textreact.steps import Completion, ToolCall
 
 

@@ -135,7 +135,7 @@ def _key_hint() -> re.Pattern[str]:
 
 def tool_key_starts(text: str) -> list[int]:
     """Where each key that could name the tool of a call written as JSON starts in `text`
-    (its opening quote, if any): for `observation.quote_keywords`, whose mark there breaks
+    (its opening quote, if any): for `untrusted.quote_keywords`, whose mark there breaks
     the object for the JSON reader, so a tool's output cannot pose as a call."""
     starts: list[int] = []
     if _key_hint().search(text) is None:

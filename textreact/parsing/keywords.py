@@ -366,7 +366,7 @@ def keyword_starts(text: str) -> list[int]:
     """Where every keyword that a Scanner could read in `text` starts, in any mode and any
     context: keyword lines, headings and bare keyword lines, `Answer:` in any case, numbered
     steps, mid-line labels, observation-like lines; JSON strings not skipped. For
-    `observation.quote_keywords`, which marks each one, so that what the parser reads as a
+    `untrusted.quote_keywords`, which marks each one, so that what the parser reads as a
     keyword and what tool output may not hold are one definition. One pass of each of the
     scanner's patterns, unsorted."""
     text = plain(text)

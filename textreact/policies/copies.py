@@ -38,7 +38,7 @@ class CopiedExample(Policy):
         hidden, self.hidden = self.hidden, None
         if self.lost and offer.tool_choice == "auto":  # never over the user's or another's
             return Offer(offer.tools, "none")
-        text = getattr(run.protocol, "holds_arguments", False)  # tools only shape the grammar
+        text = run.protocol.holds_arguments  # tools only shape the grammar
         if hidden and text and hidden != offer.tool_choice:
             kept = tuple(t for t in offer.tools if t.name != hidden)
             return Offer(kept or offer.tools, offer.tool_choice)

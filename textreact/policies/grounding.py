@@ -150,7 +150,7 @@ class Grounding(Policy):
                 if note.policy == "copied_example" and note.action == "not_run" and turn.result:
                     self.hold.add(turn.result.tool, note.arguments)
         self.seen = len(run.turns)
-        if not self.hold.names or not getattr(run.protocol, "holds_arguments", False):
+        if not self.hold.names or not run.protocol.holds_arguments:
             return offer
         held = self.hold.offer(offer.tools, run.question, results(run.turns))
         return Offer(tuple(held), offer.tool_choice)

@@ -25,7 +25,7 @@ class ToolHiding(Policy):
         failed = last.result.is_error and (
             last.note == "repeated_call" or last.result.error_kind == "wrong_tool"
         )
-        if not failed or not getattr(run.protocol, "holds_arguments", False):
+        if not failed or not run.protocol.holds_arguments:
             return offer
         if offer.tool_choice == last.result.tool:
             return offer

@@ -1,6 +1,6 @@
 """What the policies tell the model, rendered from `prompts/notes.md`: a copy or an echo sent
 back, what a refused call still waits for. Tool-given text in them (needs, results) is defused
-as any tool output is (`observation.defuse`)."""
+as any tool output is (`untrusted.defuse`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textreact import templates
-from textreact.observation import DEFAULT_LIMIT, defuse, found_list, truncate
+from textreact.observation import DEFAULT_LIMIT, found_list
+from textreact.untrusted import defuse, truncate
 
 if TYPE_CHECKING:
-    from textreact.policies.needs import Progress
+    from textreact.policies.progress import Progress
     from textreact.steps import ToolResult
 
 __all__ = ["copied", "echoed", "unfinished", "waiting"]

@@ -21,7 +21,7 @@ from textreact.protocols import families
 
 if TYPE_CHECKING:
     from textreact.models import Message
-    from textreact.protocols import Protocol
+    from textreact.protocols.interface import Protocol
 
 __all__ = ["OWN_FAMILIES", "Choice", "choose"]
 

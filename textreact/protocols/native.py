@@ -3,9 +3,10 @@
 with the text protocol on the same model through the same loop.
 
 A server that refuses `tools=`, ignores them, or lets the model write the call as JSON text is
-reported as such (see `capability`), never as a crash. A call written as JSON text runs as the
-call it is (the turn is noted "call_as_text"): the model decided to call, and only the server's
-template failed to turn its words into a call."""
+reported as such (a comparison says which: `textreact.compare.runner.capability`), never as a
+crash. A call written as JSON text runs as the call it is (the turn is noted "call_as_text"):
+the model decided to call, and only the server's template failed to turn its words into a
+call."""
 
 from __future__ import annotations
 
@@ -17,14 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from textreact import jsonish, templates
 from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages
-from textreact.protocols import Reading
+from textreact.protocols.interface import Reading
 from textreact.steps import (
     Action,
     Completion,
     FinalAnswer,
     FormatError,
     Request,
-    Result,
     Step,
     Turn,
 )
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 #: How `Result.error` begins when the server refused `tools=` (NativeToolsUnsupportedError).
 UNSUPPORTED = "native tool calling unsupported"
-Capability = Literal["supported", "rejected", "as_text", "no_call"]
 Dialect = Literal["openai", "anthropic"]
 #: How the id of a call recovered from text begins; the rest is unique in the process, as a
 #: history's call ids must be.
@@ -52,6 +51,8 @@ class NativeProtocol:
     measure of the native protocol)."""
 
     name = "native"
+    #: tools= carries the tools' own schemas: every tool a call names stays offered as it is.
+    holds_arguments = False
 
     def __init__(self, *, dialect: Dialect = "openai", system: str | None = None) -> None:
         if dialect not in ("openai", "anthropic"):
@@ -219,14 +220,3 @@ def call_written_as_text(content: str | None, names: Sequence[str]) -> dict[str,
                 return value
         start = content.find("{", start + 1)
     return None
-
-
-def capability(result: Result) -> Capability:
-    """What one native run shows about the server's tool calling."""
-    if result.stop_reason == "model_error" and (result.error or "").startswith(UNSUPPORTED):
-        return "rejected"
-    if any(isinstance(t.step, Action) and not written_as_text(t.step) for t in result.steps):
-        return "supported"
-    if any(t.note == "call_as_text" or written_as_text(t.step) for t in result.steps):
-        return "as_text"
-    return "no_call"

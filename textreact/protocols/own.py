@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from textreact import templates
 from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages
-from textreact.protocols import Reading
 from textreact.protocols.families import Family, detect, family
+from textreact.protocols.interface import Reading
 from textreact.protocols.native import NativeProtocol, call_written_as_text, recovered_call
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Request, Turn
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from textreact import grammar
 from textreact.memory import MemoryConfig
 from textreact.parser import parse
-from textreact.protocols import Reading
+from textreact.protocols.interface import Reading
 from textreact.protocols.own import OwnFormatProtocol
 from textreact.protocols.text import TextProtocol
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Request, Turn

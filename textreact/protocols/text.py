@@ -9,11 +9,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from textreact import exemplars, grammar, observation, prompt, templates
+from textreact import exemplars, grammar, prompt, templates
 from textreact.errors import ConfigError
 from textreact.memory import MemoryConfig, build_messages, turn_messages
 from textreact.parser import parse
-from textreact.protocols import Reading
+from textreact.parsing import messages
+from textreact.protocols.interface import Reading
 from textreact.steps import Branch, Completion, Decision, FormatError, Request, Turn
 
 if TYPE_CHECKING:
@@ -72,12 +73,12 @@ class TextProtocol:
         preface: str | None = None,
         tool_choice: str = "auto",
     ) -> Request:
-        messages = build_messages(
+        conversation = build_messages(
             opening, turns, config=memory, lang=lang, render=turn_messages, preface=preface
         )
         rules = self.grammar(tools, tool_choice, lang)
         return Request(
-            messages, stop=grammar.STOP_SEQUENCES, grammar=rules, tool_choice=tool_choice,
+            conversation, stop=grammar.STOP_SEQUENCES, grammar=rules, tool_choice=tool_choice,
             decision=self.decision(tools, lang) if tool_choice == "auto" else None,
         )  # fmt: skip
 
@@ -126,7 +127,18 @@ class TextProtocol:
         return templates.note(name, lang, **slots)
 
     def explain(self, error: FormatError, tools: Sequence[Tool], lang: str, *, again: bool) -> str:
-        return observation.format_error(error, tools, lang, again=again)
+        """What was wrong and the exact form, shown with a real tool and its example (small
+        models copy a placeholder literally); a model that breaks the format again is shown
+        the whole rules."""
+        if again:
+            rules = prompt.format_section(tools, lang)
+            return templates.note("format_error_again", lang, message=error.message, rules=rules)
+        named = [t for t in tools if t.name == error.tool] if error.tool is not None else tools[:1]
+        hint = error.hint
+        if named:
+            example = grammar.render_input(named[0].example)
+            hint = messages.hint(error.problem, error.lang, named[0].name, example)
+        return templates.note("format_error", lang, message=error.message, hint=hint)
 
 
 def checked_bias(bias: object) -> float | None:

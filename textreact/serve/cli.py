@@ -1,6 +1,6 @@
 """`textreact serve`: flags and environment -> a ServeConfig (and the MCP servers of `--mcp`)
--> uvicorn. The only part of the
-server that reads the environment (the upstream's key may come from there)."""
+-> uvicorn. The only part of the server that is given the environment (the upstream's key may
+come from there); like every command, it reads it through `textreact.commands.environment`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textreact.commands.environment import environment, exported
+from textreact.commands.flags import seconds
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.redact import blank_text, public_url
 from textreact.serve.config import (
@@ -35,8 +37,6 @@ DEFAULT_PORT = 8765
 
 def add_parser(subcommands: Any) -> argparse.ArgumentParser:
     """Register `serve` on the CLI's subcommands."""
-    from textreact.cli import seconds
-
     serve = subcommands.add_parser(
         "serve", help="an OpenAI-compatible proxy that gives any model tool calls"
     )
@@ -145,9 +145,8 @@ def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(hosts))
 
 
-def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
+def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Serve until interrupted; returns the exit code."""
-    env = os.environ if env is None else env
     if args.workers < 1 or not 0 <= args.port <= 65535:
         raise ConfigError(
             f"--workers must be >= 1 and --port 0-65535, got {args.workers} and {args.port}"
@@ -205,21 +204,16 @@ def _serve(config: ServeConfig, args: argparse.Namespace, env: Mapping[str, str]
             if mcp is not None:
                 mcp.close()
         return 0
-    with handed_over(config) as variables:
-        os.environ.update(variables)
-        try:
-            uvicorn.run(
-                "textreact.serve.cli:app_from_environment",
-                factory=True,
-                host=args.host,
-                port=args.port,
-                workers=args.workers,
-                log_level="warning",
-                **uvicorn_options(config),
-            )
-        finally:
-            for name in variables:
-                os.environ.pop(name, None)
+    with handed_over(config) as variables, exported(variables):  # the workers inherit it
+        uvicorn.run(
+            "textreact.serve.cli:app_from_environment",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level="warning",
+            **uvicorn_options(config),
+        )
     return 0
 
 
@@ -262,7 +256,7 @@ def app_from_environment() -> Any:
     (`handed_over`)."""
     from textreact.serve.app import create_app
 
-    fields = json.loads(Path(os.environ[CONFIG_VARIABLE]).read_text(encoding="utf-8"))
+    fields = json.loads(Path(environment()[CONFIG_VARIABLE]).read_text(encoding="utf-8"))
     fields["allowed_hosts"] = tuple(fields.get("allowed_hosts", ()))
     fields["uncached_tools"] = tuple(fields.get("uncached_tools", ()))
     return create_app(ServeConfig(**fields))

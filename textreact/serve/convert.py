@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from textreact import grammar, observation, prompt
+from textreact import grammar, prompt
 from textreact.models import Message
 from textreact.serve.errors import bad_request
 from textreact.serve.request import ChatRequest, parse_request, request_tools, shown
 from textreact.steps import Action, FinalAnswer
 from textreact.tools import Tool
+from textreact.untrusted import defuse
 
 # parse_request and request_tools moved to textreact.serve.request; still importable here.
 __all__ = [
@@ -24,9 +25,7 @@ __all__ = [
     "earlier_calls",
     "parse_request",
     "request_tools",
-    "shown_result",
     "text_messages",
-    "untrusted",
 ]
 
 
@@ -74,7 +73,7 @@ def _example(lang: str) -> tuple[Message, ...]:
 def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str, str]]:
     """(tool name, arguments, result) of each earlier call that has its result, in order, the
     result as the client sent it: what a repeated call is answered from. It is shown
-    (`shown_result`) only when a call repeats it: most turns repeat none, and a framework
+    (`untrusted.defuse`) only when a call repeats it: most turns repeat none, and a framework
     resends every earlier result on every turn."""
     answered = _results(request.messages)
     found = []
@@ -88,17 +87,6 @@ def earlier_calls(request: ChatRequest) -> list[tuple[str, dict[str, Any] | str,
                 arguments = _arguments(function.get("arguments"))
                 found.append((function["name"], arguments, result))
     return found
-
-
-def untrusted(text: str) -> str:
-    """A tool's result made safe to show the model, as `observe` makes one."""
-    return observation.quote_keywords(observation.neutralise_control_tokens(text))
-
-
-def shown_result(result: str, limit: int | None) -> str:
-    """A tool's result as the model is shown it, in the conversation and again when a call
-    repeats it: cut to `limit` characters (head and tail kept) when given, made safe."""
-    return untrusted(observation.truncate(result, limit) if limit is not None else result)
 
 
 def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -161,7 +149,7 @@ def _assistant(
         turns.append({"role": "assistant", "content": grammar.render_step(action, lang)})
         result = answered.get(call.get("id"))
         if result is not None:
-            safe = shown_result(result, limit)
+            safe = defuse(result, limit)
             turns.append({"role": "user", "content": grammar.render_observation(safe, lang)})
     return turns
 

@@ -16,7 +16,8 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from textreact.models.openai_compat import PLACEHOLDER_API_KEY, retry_after
+from textreact.models.faults import retry_after
+from textreact.models.sdk import PLACEHOLDER_API_KEY
 from textreact.redact import split_userinfo
 from textreact.serve.errors import connection_fault, secret_keys, status_fault
 

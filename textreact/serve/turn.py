@@ -26,9 +26,9 @@ from textreact import grammar, observation, templates, verdict
 from textreact.models import Message
 from textreact.protocols.text import TextProtocol
 from textreact.serve.answers import AnswerFormat
-from textreact.serve.convert import shown_result
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
 from textreact.tools import Tool, ToolBox
+from textreact.untrusted import defuse
 
 #: Longest problem description shown in a note, in characters.
 _PROBLEM_CHARS = 300
@@ -150,7 +150,7 @@ class Judge:
         repeats = self._repeats_of(prepared.tool) if self._cached(prepared.tool) else {}
         if prepared.key in repeats:
             number, result = repeats[prepared.key]
-            shown = shown_result(result, self.limit)
+            shown = defuse(result, self.limit)
             text = observation.repeated_call(prepared.tool.name, number, shown, self.lang)
             return Problem(text, _one_line(text), kept, kept, thought, call)
         return call

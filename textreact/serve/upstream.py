@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textreact import templates
-from textreact.models.openai_compat import usage_of
+from textreact.models.sdk import usage_of
 from textreact.redact import blank_text, public_url, userinfo_secrets
 from textreact.serve import sse
 from textreact.serve.errors import ServeError, malformed_upstream, secret_keys

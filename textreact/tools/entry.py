@@ -21,8 +21,6 @@ from textreact.tools.schema import type_label
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from textreact.tools.tool import Tool
-
 __all__ = ["ARGUMENT_ROOM", "EXAMPLE_ROOM", "MOST_ARGUMENTS", "entry", "example_text"]
 
 #: Arguments one entry lists at most.
@@ -33,26 +31,29 @@ ARGUMENT_ROOM: Final = 16_000
 EXAMPLE_ROOM: Final = 4_000
 
 
-def entry(tool: Tool) -> str:
-    """The tool's entry: name and when to use it, one line per argument with its type, then
-    a complete example input (each bounded as the module says). Compact on purpose: a
-    135M-parameter model reads it."""
-    properties = tool.parameters["properties"]
-    required = frozenset(tool.parameters.get("required", ()))
-    lines = [f"{tool.name}: {' '.join(tool.description.split())}"]
+def entry(
+    name: str, description: str, parameters: Mapping[str, Any], example: Mapping[str, Any]
+) -> str:
+    """A tool's entry, from its name, description, normalised `parameters` schema and example
+    input: name and when to use it, one line per argument with its type, then a complete
+    example input (each bounded as the module says). Compact on purpose: a 135M-parameter
+    model reads it."""
+    properties = parameters["properties"]
+    required = frozenset(parameters.get("required", ()))
+    lines = [f"{name}: {' '.join(description.split())}"]
     room = ARGUMENT_ROOM
     listed: dict[str, str] = {}
-    for name in _listed_first(properties, required):
-        line = _argument(name, properties[name], name in required, tool.parameters)
+    for argument in _listed_first(properties, required):
+        line = _argument(argument, properties[argument], argument in required, parameters)
         if len(line) < room:  # one that does not fit leaves room for shorter ones
             room -= len(line) + 1
-            listed[name] = line
-    lines += [listed[name] for name in properties if name in listed]  # the schema's order
+            listed[argument] = line
+    lines += [listed[a] for a in properties if a in listed]  # the schema's order
     if len(listed) < len(properties):
         left = f"{len(properties) - len(listed):,}"
         needed = f"{len(required - listed.keys()):,}"
         lines.append("  " + templates.note("tool_arguments_left", count=left, required=needed))
-    lines.append(f"  Example input: {example_text(tool.example)}")
+    lines.append(f"  Example input: {example_text(example)}")
     return "\n".join(lines)
 
 

@@ -213,7 +213,7 @@ class Tool:
         """The tool's entry in the prompt's <tools> section (`textreact.tools.entry`): name and
         when to use it, one line per argument with its type, then a complete example input,
         at a bounded cost whatever the schema."""
-        return entry(self)
+        return entry(self.name, self.description, self.parameters, self.example)
 
     @property
     def api_name(self) -> str:

@@ -1,0 +1,36 @@
+"""`textreact parse`: one completion (standard input or FILE) parsed into a step, printed as
+JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from textreact.commands.flags import EXIT_OK
+from textreact.commands.terminal import json_text
+
+__all__ = ["add_parser", "handle"]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Register `parse` on the command line's subcommands."""
+    parse = commands.add_parser("parse", help="parse a completion (stdin or FILE) to JSON")
+    parse.add_argument("file", nargs="?", type=Path)
+    parse.set_defaults(handler=handle)
+    return parse
+
+
+def handle(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """Print the step the completion parses to."""
+    from textreact.parser import parse
+    from textreact.steps import step_to_dict
+
+    # Bytes in, decoded leniently: a completion with broken UTF-8 is still parsed, never a
+    # traceback, and what is printed can always be encoded.
+    raw = sys.stdin.buffer.read() if args.file is None else args.file.read_bytes()
+    text = raw.decode("utf-8", errors="replace")
+    print(json_text(step_to_dict(parse(text)), sys.stdout))
+    return EXIT_OK
