@@ -156,6 +156,10 @@ def main() -> None:
     parser.add_argument("--tools", help="MODULE:NAME of the suite's tools (compare --tools)")
     parser.add_argument("--tool-choice", default="auto", help="every run's tool choice")
     parser.add_argument(
+        "--max-tools", type=int, default=None, metavar="K",
+        help="offer each step only the K tools that fit it best (the tool_budget policy)",
+    )  # fmt: skip
+    parser.add_argument(
         "--examples", choices=CHOICES, default="bundled", help="the text protocols' worked example"
     )
     parser.add_argument(
@@ -175,8 +179,8 @@ def main() -> None:
     args = parser.parse_args()
     tools = None if args.tools is None else tuple(load_object(args.tools, "--tools", "x.py:T"))
     options = Options(
-        args.max_steps, args.policies, tools, args.tool_choice, examples=args.examples,
-        decision_bias=args.decision_bias,
+        args.max_steps, args.policies, tools, args.tool_choice, args.max_tools,
+        examples=args.examples, decision_bias=args.decision_bias,
     )  # fmt: skip
     files = model_files()
     rows = []
@@ -208,6 +212,7 @@ def main() -> None:
                 for protocol in chosen:
                     rows.append({"model": name, "variant": protocol, "suite": suite,
                                  "tool_choice": args.tool_choice, "policies": args.policies,
+                                 "max_tools": args.max_tools,
                                  "examples": args.examples,
                                  "decision_bias": args.decision_bias,
                                  **measured[protocol]})  # fmt: skip
