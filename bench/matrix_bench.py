@@ -25,7 +25,7 @@ from typing import Any
 from naive_loop import run as naive_run
 
 from textreact.compare.bfcl import Entry, check_call, load_bfcl
-from textreact.compare.cli import log_odds
+from textreact.commands.flags import log_odds
 from textreact.compare.runner import Options, run_compare
 from textreact.compare.suite import builtin_suite, load_suite, score, select
 from textreact.exemplars import CHOICES
