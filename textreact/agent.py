@@ -55,7 +55,10 @@ class Agent:
     chooses each turn's call or answer from the model's log-probabilities, that many log-odds
     in favour of calling (`TextProtocol(decision_bias=...)`). `examples` is the text protocol's
     worked example: "bundled" (the default), "built" from the offered tools, "none", or a
-    list of user/assistant messages (`textreact.exemplars`)."""
+    list of user/assistant messages (`textreact.exemplars`). `parallel_calls` lets one reply
+    of the text protocol make several calls (`TextProtocol(parallel_calls=True)`), run in
+    order, each observed, the observations sent back together; off by default (a second
+    call is then discarded). Native tool calling runs every call of a reply either way."""
 
     def __init__(
         self,
@@ -76,6 +79,7 @@ class Agent:
         policies: Sequence[Policy] = (),
         max_tools: int | None = None,
         decision_bias: float | None = None,
+        parallel_calls: bool = False,
     ) -> None:
         if not callable(getattr(model, "complete", None)):
             raise ConfigError(
@@ -93,14 +97,25 @@ class Agent:
             raise ConfigError(f"memory must be a MemoryConfig(...), got {memory!r}")
         chosen = None
         if protocol == "auto":  # before the options take their defaults: they steer the choice
-            chosen = choose(model, examples=examples, decision_bias=decision_bias)
+            chosen = choose(
+                model,
+                examples=examples,
+                decision_bias=decision_bias,
+                parallel_calls=parallel_calls,
+            )
         examples = checked_examples(examples)
         for name, hook in (("on_event", on_event), ("before_call", before_call)):
             if hook is not None and not callable(hook):
                 raise ConfigError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         if chosen is None:
-            self.protocol = resolve(protocol, model, examples=examples, decision_bias=decision_bias)
+            self.protocol = resolve(
+                protocol,
+                model,
+                examples=examples,
+                decision_bias=decision_bias,
+                parallel_calls=parallel_calls,
+            )
         else:
             self.protocol = chosen.protocol
         #: Why `protocol="auto"` chose this protocol (also `Result.protocol_reason`).

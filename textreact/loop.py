@@ -3,7 +3,9 @@
 returns the `Result`. A turn offers the tools, asks, reads the reply through the protocol, judges
 it (`verdict.judge`, shared with serve) and acts: a cut reply is re-asked once, a format error is
 explained, an answer ends the run, a call is prepared, answered from its first result when it
-repeats one (unless its tool's result may change), offered to `before_call`, run and observed.
+repeats one (unless its tool's result may change), offered to `before_call`, run and observed;
+the calls of a reply that makes several (native calls, the text protocol's parallel calls) are
+acted on in order, each observed, and a later one written wrong is answered as a format error.
 Stop reasons are decided here alone; the policies (`textreact.policy`) are asked at fixed points:
 the offer, a call before it runs, a result, an answer, a stop."""
 
@@ -179,6 +181,10 @@ class _Run:
             return (yield from self.end(turn, "final_answer"))
         for i, action in enumerate(reading.steps):
             call = turn.joined_by(len(self.turns) + 1, action) if i else replace(turn, step=action)
+            if isinstance(action, steps.FormatError):  # a later call of several, written wrong
+                text = self.s.protocol.explain(action, self.tools, self.lang, again=False)
+                yield from self.record(replace(call, observation=text))
+                continue
             yield from self.record((yield from self.act(call)))
         return None
 

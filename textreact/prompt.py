@@ -27,21 +27,26 @@ if TYPE_CHECKING:
 _TURN_HEADER = re.compile(r"^### (user|assistant)[ \t]*$", re.MULTILINE)
 
 
-def format_section(tools: Sequence[Tool], lang: str = "en") -> str:
+def format_section(tools: Sequence[Tool], lang: str = "en", max_calls: int = 1) -> str:
     """The `<format>` rules; also restated to a model that keeps breaking them. The Action
     Input they show is the first tool's example, or the next one's where it is longer than
-    an entry may show (a tool with thousands of required arguments)."""
+    an entry may show (a tool with thousands of required arguments). With `max_calls` above
+    1 (parallel calls), a last line says that a reply may make that many calls
+    (`prompts/several.md`); with 1, the rules are the single call's, word for word."""
     slots = templates.labels(lang)
     inputs = (grammar.render_input(t.example) for t in tools)
     fitting = next((i for i in inputs if len(i) <= EXAMPLE_ROOM), None)
     slots["example_input"] = fitting if fitting is not None else grammar.render_input({})
+    several = {**slots, "max_calls": str(max_calls)}
+    slots["several"] = "\n" + templates.render("several.md", lang, several) if max_calls > 1 else ""
     return templates.render("format.md", lang, slots)
 
 
-def system_prompt(tools: Sequence[Tool], lang: str = "en") -> str:
-    """The system prompt: what the tools are for and the exact reply format."""
+def system_prompt(tools: Sequence[Tool], lang: str = "en", max_calls: int = 1) -> str:
+    """The system prompt: what the tools are for and the exact reply format (`max_calls`:
+    the calls one reply may make, see `format_section`)."""
     tool_text = "\n".join(t.text_spec() for t in tools) or "(no tools: answer directly)"
-    slots = {"tools": tool_text, "format": format_section(tools, lang)}
+    slots = {"tools": tool_text, "format": format_section(tools, lang, max_calls)}
     return templates.render("system.md", lang, slots)
 
 
@@ -67,11 +72,13 @@ def opening_messages(
     *,
     lang: str = "en",
     examples: Sequence[Message] | None = None,
+    max_calls: int = 1,
 ) -> list[Message]:
-    """System prompt, worked example (the bundled one unless `examples` is given), question."""
+    """System prompt, worked example (the bundled one unless `examples` is given), question;
+    `max_calls`: the calls one reply may make (`format_section`)."""
     shown = example_messages(lang) if examples is None else list(examples)
     return [
-        {"role": "system", "content": system_prompt(tools, lang)},
+        {"role": "system", "content": system_prompt(tools, lang, max_calls)},
         *shown,
         {"role": "user", "content": question},
     ]

@@ -37,12 +37,15 @@ def tools_grammar(
     max_thought: int | None = None,
     max_string: int = MAX_STRING,
     max_items: int = MAX_ITEMS,
+    max_calls: int = 1,
 ) -> str:
     """The GBNF grammar of one step with `tools`: `Thought: …` on one line, then
     `Action: <name>` + `Action Input: <JSON fitting that tool's parameters>`, or
     `Final Answer: …`, as `tool_choice` allows (`auto`, `required`, `none`, or one tool's name).
     The Thought holds at most `max_thought` characters (by default MAX_THOUGHT, or the
-    language's own bound in MAX_THOUGHT_BY_LANG)."""
+    language's own bound in MAX_THOUGHT_BY_LANG). With `max_calls` above 1 (parallel calls),
+    the action may be followed by more, each on the next line, up to that many in all, each
+    of a tool `tool_choice` allows."""
     if lang not in grammar.LANGUAGES:
         raise ConfigError(f"lang must be one of {', '.join(grammar.LANGUAGES)}, not {lang!r}")
     if max_thought is None:
@@ -50,11 +53,11 @@ def tools_grammar(
     if max_thought < 1:
         raise ConfigError(f"max_thought must be >= 1 character, got {max_thought}")
     chosen = _chosen(tools, tool_choice)
+    _check_calls(max_calls)
     rules = Rules(max_string=max_string, max_items=max_items)
     branches = []
     if chosen:
-        label = literal(grammar.label(grammar.ACTION, lang) + " ")
-        branches.append(rules.add("action", f"{label} {_calls(rules, chosen, lang)}"))
+        branches.append(_actions(rules, chosen, lang, max_calls))
     if tool_choice in ("auto", "none"):
         label = literal(grammar.label(grammar.FINAL_ANSWER, lang) + " ")
         branches.append(rules.add("final", f"{label} {_ANSWER}"))
@@ -72,16 +75,23 @@ def branch_grammar(
     lang: str = "en",
     max_string: int = MAX_STRING,
     max_items: int = MAX_ITEMS,
+    max_calls: int = 1,
 ) -> str:
     """The GBNF grammar of what follows one branch's label (`Action:` or `Final Answer:`,
     colon included) in `tools_grammar`'s step: for "action", a space, one tool's name and its
-    Action Input under that tool's schema; for "final", a space and the free answer. A client
+    Action Input under that tool's schema (and, with `max_calls` above 1, up to that many
+    calls in all, as in `tools_grammar`); for "final", a space and the free answer. A client
     that chose the branch itself writes the label and lets the model go on under this."""
     if lang not in grammar.LANGUAGES:
         raise ConfigError(f"lang must be one of {', '.join(grammar.LANGUAGES)}, not {lang!r}")
+    _check_calls(max_calls)
     rules = Rules(max_string=max_string, max_items=max_items)
     if branch == "action":
-        return rules.text(f'" " {_calls(rules, _chosen(tools, "required"), lang)}')
+        first = _calls(rules, _chosen(tools, "required"), lang)
+        if max_calls == 1:
+            return rules.text(f'" " {first}')
+        more = _more(rules, _chosen(tools, "required"), lang, max_calls)
+        return rules.text(f'" " {first} {more}')
     if branch == "final":
         return rules.text(f'" " {_ANSWER}')
     raise ConfigError(f'branch must be "action" or "final", not {branch!r}')
@@ -89,6 +99,31 @@ def branch_grammar(
 
 #: The free text of a Final Answer: anything, its first character not blank.
 _ANSWER: Final = r"[^ \t\r\n] [^\x00]*"
+
+
+def _actions(rules: Rules, chosen: Sequence[Tool], lang: str, max_calls: int) -> str:
+    """The action branch: `Action: ` and one call of `chosen`, then up to `max_calls - 1`
+    more on the lines below (none when `max_calls` is 1: the grammar of one call)."""
+    label = literal(grammar.label(grammar.ACTION, lang) + " ")
+    body = f"{label} {_calls(rules, chosen, lang)}"
+    if max_calls > 1:
+        body += f" {_more(rules, chosen, lang, max_calls)}"
+    return rules.add("action", body)
+
+
+def _more(rules: Rules, chosen: Sequence[Tool], lang: str, max_calls: int) -> str:
+    """The calls that may follow the first: each `\nAction: ` and a call, up to
+    `max_calls - 1` of them."""
+    label = literal("\n" + grammar.label(grammar.ACTION, lang) + " ")
+    call = rules.add("next-call", f"{label} {_calls(rules, chosen, lang)}")
+    return f"{call}{{0,{max_calls - 1}}}"
+
+
+def _check_calls(max_calls: int) -> None:
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
+        raise ConfigError(
+            f"max_calls must be an integer >= 1 (the calls one reply may make), got {max_calls!r}"
+        )
 
 
 def _calls(rules: Rules, chosen: Sequence[Tool], lang: str) -> str:

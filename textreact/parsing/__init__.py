@@ -9,4 +9,5 @@ inputs    Action Inputs, call syntax and tool names
 blobs     tool calls written as JSON objects
 messages  FormatError problems, messages and hints (from prompts/notes.md), and the
           implicit-answer checks
+calls     several calls in one reply, where the caller allows them (`parse_calls`)
 """

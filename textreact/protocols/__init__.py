@@ -35,17 +35,30 @@ def resolve(
     *,
     examples: str | Sequence[Message] | None = None,
     decision_bias: float | None = None,
+    parallel_calls: bool = False,
 ) -> Protocol:
     """ "text", "native" or a protocol object -> the protocol object for `model` (the text
-    protocol with the given worked `examples` and `decision_bias`; the native one in the
-    model's tool dialect; with "own", the model's own tool format, told by the chat template
-    its server gives; with "own-first", that format for the first decision and the text
-    protocol, with `examples`, after the first call)."""
+    protocol with the given worked `examples`, `decision_bias` and `parallel_calls`; the
+    native one in the model's tool dialect, which reads every call of a reply; with "own",
+    the model's own tool format, told by the chat template its server gives; with
+    "own-first", that format for the first decision and the text protocol, with `examples`,
+    after the first call)."""
     from textreact.protocols.native import NativeProtocol
     from textreact.protocols.text import TextProtocol
 
     if protocol == "text":
-        return TextProtocol(examples=examples, decision_bias=decision_bias)
+        return TextProtocol(
+            examples=examples, decision_bias=decision_bias, parallel_calls=parallel_calls
+        )
+    if not isinstance(parallel_calls, bool):
+        raise ConfigError(f"parallel_calls must be True or False, got {parallel_calls!r}")
+    several = isinstance(protocol, TextProtocol) and protocol.max_calls > 1
+    if parallel_calls and protocol != "native" and not several:
+        raise ConfigError(
+            "parallel_calls lets a reply of the text protocol make several calls; it needs "
+            'protocol="text" (or TextProtocol(parallel_calls=True) as the protocol), or '
+            f'"native", which runs every call of a reply already; got {protocol!r}'
+        )
     if decision_bias is not None:
         raise ConfigError(
             f'decision_bias scores the text protocol\'s "Action:" / "Final Answer:" branch; '

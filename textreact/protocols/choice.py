@@ -45,17 +45,24 @@ def choose(
     *,
     examples: str | Sequence[Message] | None = None,
     decision_bias: float | None = None,
+    parallel_calls: bool = False,
 ) -> Choice:
-    """The protocol `model` gets under `protocol="auto"`. `examples` and `decision_bias` are
-    the text protocol's; asking for either keeps the text protocol, whose options they are."""
+    """The protocol `model` gets under `protocol="auto"`. `examples`, `decision_bias` and
+    `parallel_calls` are the text protocol's; asking for any keeps the text protocol, whose
+    options they are."""
     from textreact.protocols.ownfirst import OwnFirstProtocol
     from textreact.protocols.text import TextProtocol
 
     def text(reason: str) -> Choice:
-        return Choice(TextProtocol(examples=examples, decision_bias=decision_bias), reason)
+        chosen = TextProtocol(
+            examples=examples, decision_bias=decision_bias, parallel_calls=parallel_calls
+        )
+        return Choice(chosen, reason)
 
     if examples is not None or decision_bias is not None:
         return text("text: worked examples or a decision bias are options of the text protocol")
+    if parallel_calls:
+        return text("text: parallel calls are an option of the text protocol")
     read = getattr(model, "chat_template", None)
     template = read() if callable(read) else None
     if template is None:

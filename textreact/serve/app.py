@@ -1,4 +1,6 @@
-"""The ASGI app: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`.
+"""The ASGI app: `POST /v1/chat/completions`, `POST /v1/messages` (Anthropic's Messages API,
+answered through the chat path: `textreact.serve.messages`), `POST /v1/responses` (OpenAI's
+Responses API, the same way: `textreact.serve.responses`), `GET /v1/models`, `GET /health`.
 
 Stateless: every request carries its whole conversation, so any number of processes
 (`--workers N`) or replicas behind a load balancer serve the same clients. A request with
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -21,7 +24,7 @@ from textreact import jsonline
 from textreact.errors import ConfigError, MissingExtraError
 from textreact.models import Message
 from textreact.redact import public_url
-from textreact.serve import agentic, stream
+from textreact.serve import agentic, messages, responses, stream
 from textreact.serve.body import read_body, read_json
 from textreact.serve.config import INSTALL_HINT, ServeConfig
 from textreact.serve.connections import ClientGone, while_connected
@@ -80,6 +83,11 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
         Route("/chat/completions", proxy.chat, methods=["POST"]),
+        Route("/v1/messages", proxy.messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", proxy.count_tokens, methods=["POST"]),
+        Route("/v1/responses", proxy.responses, methods=["POST"]),
+        Route("/responses", proxy.responses, methods=["POST"]),
+        Route("/v1/responses/{id:path}", proxy.not_kept, methods=["GET", "POST", "DELETE"]),
         Route("/v1/models", proxy.models, methods=["GET"]),
         Route("/models", proxy.models, methods=["GET"]),
         Route("/v1/models/{model:path}", proxy.model, methods=["GET"]),
@@ -150,11 +158,40 @@ class _Proxy:
         return self.upstream
 
     async def chat(self, request: Request) -> Response:
+        return await self._serve(request, self._answer, _error)
+
+    async def messages(self, request: Request) -> Response:
+        """`POST /v1/messages`: an Anthropic Messages request made a chat request, answered by
+        the chat path, the answer made a message (`textreact.serve.messages`)."""
+        return await self._serve(request, self._message, _anthropic_error)
+
+    async def count_tokens(self, request: Request) -> Response:
+        """`POST /v1/messages/count_tokens`: the tokens of the prompt that `POST /v1/messages`
+        would send first, counted by the upstream (`Upstream.count`)."""
+        return await self._serve(request, self._count, _anthropic_error)
+
+    async def responses(self, request: Request) -> Response:
+        """`POST /v1/responses`: an OpenAI Responses request made a chat request, answered by
+        the chat path, the answer made a response (`textreact.serve.responses`)."""
+        return await self._serve(request, self._response, _error)
+
+    async def not_kept(self, request: Request) -> Response:
+        """A stored response asked for by id: none is kept (`responses.not_kept`)."""
+        return _error(responses.not_kept(f"{request.method} {request.url.path}"))
+
+    async def _serve(
+        self,
+        request: Request,
+        answer: Callable[[Request, bytes], Awaitable[Response]],
+        error: Callable[[ServeError], Response],
+    ) -> Response:
+        """`answer`'s response to the request once its body is read, a fault as `error` says
+        it in the client's API."""
         try:
             raw = await read_body(request, self.config.client_timeout)
-            return await while_connected(request, self._answer(request, raw))
-        except ServeError as error:
-            return _error(error)
+            return await while_connected(request, answer(request, raw))
+        except ServeError as fault:
+            return error(fault)
         except ClientGone:
             from starlette.responses import Response
 
@@ -164,13 +201,57 @@ class _Proxy:
         """The response to one chat request, once its body is read."""
         heavy = len(raw) > OFF_LOOP_BYTES
         call = await _run(heavy, self._read, raw)
+        return await self.respond(call, _key(request), heavy=heavy)
+
+    async def _message(self, request: Request, raw: bytes) -> Response:
+        heavy = len(raw) > OFF_LOOP_BYTES
+        asked = await _run(heavy, messages.read, raw, self.config)
+        answer = await self.respond(asked.call, _key(request), heavy=heavy)
+        return await _translated(answer, asked.message, asked.events)
+
+    async def _response(self, request: Request, raw: bytes) -> Response:
+        heavy = len(raw) > OFF_LOOP_BYTES
+        asked = await _run(heavy, responses.read, raw, self.config)
+        try:
+            answer = await self.respond(asked.call, _key(request), heavy=heavy)
+        except ServeError as error:
+            raise asked.renamed(error) from None
+        if answer.status_code != 200:  # the upstream's refusal, passed through: OpenAI's shape
+            return answer
+        return await _translated(answer, asked.whole, asked.events)
+
+    async def _count(self, request: Request, raw: bytes) -> Response:
+        heavy = len(raw) > OFF_LOOP_BYTES
+        asked = await _run(heavy, messages.read, raw, self.config, True)
         key = _key(request)
-        upstream = self._upstream
+        if await self._way(asked.call, key) == "text":
+            prompt = {"messages": (await _run(heavy, self._turn, asked.call, None)).messages}
+        else:  # passed through (or to the loop under --mcp): as the client's request holds it
+            prompt = {k: v for k, v in asked.call.body.items() if k in ("messages", "tools")}
+        return _json({"input_tokens": await self._upstream.count(prompt, key)})
+
+    async def _way(self, call: ChatRequest, key: str | None) -> str:
+        """How a checked request is answered: "server" (textreact's loop with the MCP
+        servers' tools), "passthrough" (the upstream as it is) or "text" (one text-protocol
+        turn)."""
         text = call.tools or call.tool_history  # a history of calls needs the protocol too
         if not text and self.mcp is not None and agentic.answers(call):
+            return "server"
+        if not text or await self._upstream.native(call.model, key):
+            return "passthrough"
+        return "text"
+
+    async def respond(self, call: ChatRequest, key: str | None, *, heavy: bool = False) -> Response:
+        """The chat path's response to one checked request, the entry of every client API:
+        another API's adapter makes its request a ChatRequest, and the response (a
+        `chat.completion`, or its chunks' stream) its own (`_translated`). `heavy`: render in
+        a worker thread (a large request)."""
+        way = await self._way(call, key)
+        if way == "server" and self.mcp is not None:
             return await self._server_run(call, key, self.mcp)
-        if not text or await upstream.native(call.model, key):
+        if way == "passthrough":
             return await self._passthrough(call, key)
+        upstream = self._upstream
         turn = await _run(heavy, self._turn, call, await upstream.server())
         if call.stream:
             return await self._stream(call, turn, key)
@@ -218,7 +299,7 @@ class _Proxy:
         body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
         fields = {}
         if server is not None:
-            rules = _grammar(call.tools, call.tool_choice, config.lang)
+            rules = _grammar(call.tools, call.tool_choice, config.lang, call.parallel_calls)
             fields = server.request_fields(rules)
         judge = Judge(
             call.tools,
@@ -228,6 +309,7 @@ class _Proxy:
             answer_format=call.answer_format,
             limit=config.observation_limit,
             uncached=config.uncached_tools,
+            parallel_calls=call.parallel_calls,
         )
         messages = text_messages(
             call, lang=config.lang, limit=config.observation_limit, example=config.example
@@ -306,12 +388,14 @@ class _Turn:
 
 
 @lru_cache(maxsize=64)
-def _grammar(tools: tuple[Tool, ...], tool_choice: str, lang: str) -> str:
+def _grammar(tools: tuple[Tool, ...], tool_choice: str, lang: str, parallel: bool) -> str:
     """The grammar of one step with these tools, made once per tool set (a framework sends the
     same tools every turn, and a large schema's grammar takes a while)."""
     from textreact.constrain import tools_grammar
+    from textreact.parsing.calls import MAX_CALLS
 
-    return tools_grammar(tools, tool_choice=tool_choice, lang=lang)
+    several = MAX_CALLS if parallel else 1  # the calls one reply may make (parallel_tool_calls)
+    return tools_grammar(tools, tool_choice=tool_choice, lang=lang, max_calls=several)
 
 
 async def _run(heavy: bool, work: Callable[..., T], *args: Any) -> T:
@@ -334,20 +418,53 @@ async def _after(first: bytes, rest: AsyncGenerator[bytes, None]) -> AsyncIterat
 
 
 def _key(request: Request) -> str | None:
-    """The bearer key the client sent, if any; one that no HTTP header can carry on (outside
-    printable ASCII: Starlette reads header bytes as Latin-1) is a 400, not a crash upstream."""
+    """The key the client sent, if any: `Authorization: Bearer KEY` (OpenAI's clients), else
+    `x-api-key` (Anthropic's); one that no HTTP header can carry on (outside printable ASCII:
+    Starlette reads header bytes as Latin-1) is a 400, not a crash upstream."""
     value = request.headers.get("authorization", "")
     scheme, _, key = value.partition(" ")
-    key = key.strip()
-    if scheme.lower() != "bearer" or not key:
+    key, header = (key.strip() if scheme.lower() == "bearer" else ""), "Authorization"
+    if not key:
+        key, header = request.headers.get("x-api-key", "").strip(), "x-api-key"
+    if not key:
         return None
     if not (key.isascii() and key.isprintable()):
         raise bad_request(
-            "the Authorization header's key holds characters outside printable ASCII, which "
+            f"the {header} header's key holds characters outside printable ASCII, which "
             "cannot be sent on to the upstream: send the key as its provider wrote it",
-            "Authorization",
+            header,
         )
     return key
+
+
+async def _translated(
+    answer: Response,
+    whole: Callable[[Any], dict[str, Any]],
+    events: Callable[[AsyncIterator[bytes]], AsyncIterator[bytes]],
+) -> Response:
+    """The chat path's `answer` in another API: a `chat.completion` made that API's body by
+    `whole`, a stream of chat chunks made its events by `events` (what closed the chat
+    stream closes this one)."""
+    from starlette.responses import StreamingResponse
+
+    if not isinstance(answer, StreamingResponse):
+        return _json(whole(json.loads(answer.body)))
+    if (answer.media_type or "").startswith("text/event-stream"):
+        return StreamingResponse(
+            events(answer.body_iterator),  # type: ignore[arg-type]
+            media_type="text/event-stream",
+            background=answer.background,
+        )
+    body = b"".join([bytes(piece) async for piece in answer.body_iterator])  # passed through
+    if answer.background is not None:
+        await answer.background()
+    try:
+        completion = json.loads(body)
+    except ValueError:
+        raise ServeError(
+            502, "the upstream's reply, passed through, is not JSON", type="upstream_error"
+        ) from None
+    return _json(whole(completion))
 
 
 def _json(
@@ -365,12 +482,19 @@ def _error(error: ServeError) -> Response:
     return _json(error.body(), status_code=error.status, headers=error.headers)
 
 
+def _anthropic_error(error: ServeError) -> Response:
+    return _json(messages.error_body(error), status_code=error.status, headers=error.headers)
+
+
 def _served(model: str) -> dict[str, Any]:
     return {"id": model, "object": "model", "created": 0, "owned_by": "textreact"}
 
 
 #: What the server answers, for the 404 of any other path.
-_ROUTES = "POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health"
+_ROUTES = (
+    "POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, "
+    "POST /v1/responses, GET /v1/models, GET /v1/models/{id} and GET /health"
+)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

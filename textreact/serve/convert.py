@@ -12,6 +12,7 @@ from typing import Any
 
 from textreact import grammar, prompt
 from textreact.models import Message
+from textreact.parsing.calls import MAX_CALLS
 from textreact.serve.errors import bad_request
 from textreact.serve.request import ChatRequest, parse_request, request_tools, shown
 from textreact.steps import Action, FinalAnswer
@@ -36,7 +37,7 @@ def text_messages(
     characters (head and tail kept), None sends them whole. `example` sends the bundled worked
     example after the system prompt when the request has tools, as the loop does
     (`textreact.prompt` says why)."""
-    instructions = [_system_prompt(request.tools, lang)]
+    instructions = [_system_prompt(request.tools, lang, request.parallel_calls)]
     if request.answer_format is not None:
         instructions.append(request.answer_format.instruction(lang))
     out = _Turns()
@@ -58,10 +59,11 @@ def text_messages(
 
 
 @lru_cache(maxsize=256)
-def _system_prompt(tools: tuple[Tool, ...], lang: str) -> str:
+def _system_prompt(tools: tuple[Tool, ...], lang: str, parallel: bool) -> str:
     """The tools' system prompt, rendered once per tool set (the tools themselves are made
-    once per definition, so a framework's every turn finds it here)."""
-    return prompt.system_prompt(tools, lang)
+    once per definition, so a framework's every turn finds it here); with `parallel`, its
+    format says that a reply may make several calls (`ChatRequest.parallel_calls`)."""
+    return prompt.system_prompt(tools, lang, MAX_CALLS if parallel else 1)
 
 
 @lru_cache(maxsize=8)

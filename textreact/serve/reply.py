@@ -1,6 +1,7 @@
 """Verdicts -> OpenAI's response shapes: the `chat.completion` body, and the
-`chat.completion.chunk` events of a stream (role first, content or a tool call's name then its
-arguments in pieces, the finish reason, the usage when asked, `[DONE]`)."""
+`chat.completion.chunk` events of a stream (role first, content or each tool call's name then
+its arguments in pieces, the finish reason, the usage when asked, `[DONE]`). Several calls of
+one reply are several `tool_calls`, each with its own id, indexed in the stream as written."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from textreact.serve.sse import DONE, event
-from textreact.serve.turn import Answer, Call
+from textreact.serve.turn import Answer, Call, Calls, calls_of
 from textreact.steps import Usage
 
 #: Characters of a call's argument string per streamed piece.
@@ -37,18 +38,21 @@ def arguments_text(call: Call) -> str:
     return json.dumps(call.arguments, ensure_ascii=False)
 
 
-def message_body(verdict: Call | Answer, *, show_thoughts: bool) -> tuple[dict[str, Any], str]:
+def message_body(
+    verdict: Call | Calls | Answer, *, show_thoughts: bool
+) -> tuple[dict[str, Any], str]:
     """(the assistant message, the finish reason) for one verdict."""
     thought = verdict.thought
     message: dict[str, Any] = {"role": "assistant", "content": None}
-    if isinstance(verdict, Call):
+    if isinstance(verdict, (Call, Calls)):
         message["content"] = thought if show_thoughts and thought else None
         message["tool_calls"] = [
             {
                 "id": call_id(),
                 "type": "function",
-                "function": {"name": verdict.tool.name, "arguments": arguments_text(verdict)},
+                "function": {"name": call.tool.name, "arguments": arguments_text(call)},
             }
+            for call in calls_of(verdict)
         ]
         reason = "tool_calls"
     else:
@@ -61,7 +65,7 @@ def message_body(verdict: Call | Answer, *, show_thoughts: bool) -> tuple[dict[s
 
 
 def completion_body(
-    verdict: Call | Answer,
+    verdict: Call | Calls | Answer,
     *,
     model: str,
     usage: Usage,
@@ -95,6 +99,8 @@ class Chunks:
         self.model = model
         self.include_usage = include_usage
         self.begun = False
+        #: The tool calls sent so far: the next one's index.
+        self.calls_sent = 0
 
     def event(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
         return self.role() + self._choice(delta, finish_reason)
@@ -129,13 +135,15 @@ class Chunks:
         return self.event({"reasoning_content": text})
 
     def call(self, call: Call) -> Iterator[bytes]:
-        """A call as OpenAI streams one: its id and name, then its arguments in pieces."""
-        start = {"index": 0, "id": call_id(), "type": "function"}
+        """A call as OpenAI streams one: its index (the calls sent before it), id and name,
+        then its arguments in pieces."""
+        index, self.calls_sent = self.calls_sent, self.calls_sent + 1
+        start = {"index": index, "id": call_id(), "type": "function"}
         start["function"] = {"name": call.tool.name, "arguments": ""}
         yield self.event({"tool_calls": [start]})
         text = arguments_text(call)
         for at in range(0, len(text), ARGUMENT_PIECE):
-            piece = {"index": 0, "function": {"arguments": text[at : at + ARGUMENT_PIECE]}}
+            piece = {"index": index, "function": {"arguments": text[at : at + ARGUMENT_PIECE]}}
             yield self.event({"tool_calls": [piece]})
 
     def finish(self, reason: str, usage: Usage) -> Iterator[bytes]:

@@ -65,6 +65,11 @@ class ChatRequest:
     include_usage: bool = False
     #: The client's own stop sequences, sent beside the protocol's.
     stop: tuple[str, ...] = ()
+    #: Whether one reply may make several calls (`parallel_tool_calls`, which OpenAI takes as
+    #: true unless the client says false): the text protocol's format, grammar and reading
+    #: then allow up to `parsing.calls.MAX_CALLS`. False also where the request can make no
+    #: call (no tools, `tool_choice` none).
+    parallel_calls: bool = False
     #: The other fields (temperature, max_tokens, seed, server-specific ones), sent upstream.
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -108,6 +113,12 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
     history = any(
         m["role"] == "tool" or (m["role"] == "assistant" and m.get("tool_calls")) for m in messages
     )
+    parallel = body.get("parallel_tool_calls")
+    if parallel is not None and not isinstance(parallel, bool):
+        raise bad_request(
+            f"parallel_tool_calls must be true or false, got {shown(parallel)}",
+            "parallel_tool_calls",
+        )
     if (tools or history) and body.get("n", 1) not in (1, None):
         raise bad_request(
             "n must be 1 when tools or tool results are given (one reply is parsed per request)",
@@ -125,6 +136,7 @@ def parse_request(body: Any, *, model: str | None = None) -> ChatRequest:
         include_usage=bool(options.get("include_usage")),
         stop=_stops(body.get("stop")),
         options={k: v for k, v in body.items() if k not in HANDLED},
+        parallel_calls=choice != "none" and parallel is not False,
     )
 
 

@@ -23,6 +23,12 @@ def event(data: dict[str, Any]) -> bytes:
     return b"data: " + jsonline.encoded(data) + b"\n\n"
 
 
+def named_event(name: str, data: dict[str, Any]) -> bytes:
+    """One event of type `name` (`event: NAME`), holding `data` as JSON, as the Responses and
+    Anthropic Messages APIs write their streams."""
+    return b"event: " + name.encode() + b"\n" + event(data)
+
+
 async def lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
     """The lines of an SSE body, split at CR, LF and CRLF only (split as bytes: no UTF-8
     character holds either byte), each decoded as UTF-8; a line that runs across chunks is

@@ -4,9 +4,12 @@ Content is sent only for an answer the request accepts (a `Final Answer:` under
 `tool_choice` auto or none), as it grows, holding back whatever could still turn out to be
 protocol (a line that may become a keyword line, the start of a label at the end of a line).
 A call is sent once its `Action Input` is a complete JSON object that fits the tool's schema:
-its name, then its arguments in pieces. Thoughts go out as `reasoning_content` (and as
-content with `--show-thoughts`) when the step they belong to is committed. A reply with no
-keyword at all is known to be an answer only when it ends, so it is sent then.
+its name, then its arguments in pieces. Where the reply may make several calls (the client
+allows parallel calls), its calls are sent when it ends, each in turn: a later call may still
+be unusable, and then the whole reply is re-asked, which nothing sent may contradict.
+Thoughts go out as `reasoning_content` (and as content with `--show-thoughts`) when the step
+they belong to is committed. A reply with no keyword at all is known to be an answer only
+when it ends, so it is sent then.
 
 Each delta's text is read by a parse, except where a parse is known to read what it adds as
 the answer's own text (`_Plain`): so an answer of any length streams in time linear in it."""
@@ -32,7 +35,7 @@ from textreact.serve.errors import ServeError
 from textreact.serve.reply import Chunks
 from textreact.serve.sse import DONE, event
 from textreact.serve.stops import Stops
-from textreact.serve.turn import Answer, Call, Judge, Problem, Verdict
+from textreact.serve.turn import Answer, Call, Calls, Judge, Problem, Verdict, calls_of
 from textreact.serve.upstream import Delta, Stream
 from textreact.steps import Action, Completion, FinalAnswer, Usage
 
@@ -103,7 +106,7 @@ class Committer:
             events = self._answer(step.answer.rstrip(), step.thought)
             self._base = step if self.sent == step.answer else None
             return events
-        if isinstance(step, Action) and not self.answering:
+        if isinstance(step, Action) and not self.answering and not self.judge.parallel_calls:
             return self._maybe_call(text)
         return []
 
@@ -141,15 +144,17 @@ class Committer:
             return verdict, self._answer(verdict.text, verdict.thought)
         if self.answering:  # the whole reply reads otherwise: what was sent is the answer
             return Answer(self.sent, finish_reason=finish_reason), []
-        if isinstance(verdict, Call):
-            return verdict, [*self._thought(verdict.thought), ("call", verdict)]
+        if isinstance(verdict, (Call, Calls)):
+            return verdict, self.settle(verdict)
         return verdict, []
 
-    def settle(self, verdict: Answer | Call) -> list[Event]:
-        """A whole verdict not streamed before: the note after a failed re-ask, or a call
-        repeated after the model was asked not to."""
-        if isinstance(verdict, Call):
-            return [*self._thought(verdict.thought), ("call", verdict)]
+    def settle(self, verdict: Answer | Call | Calls) -> list[Event]:
+        """A whole verdict not streamed before: the note after a failed re-ask, a call (or
+        the calls) repeated after the model was asked not to, the calls of a reply that may
+        make several."""
+        if isinstance(verdict, (Call, Calls)):
+            calls: list[Event] = [("call", call) for call in calls_of(verdict)]
+            return [*self._thought(verdict.thought), *calls]
         return [*self._thought(verdict.thought), ("content", verdict.text)]
 
     def _answers_allowed(self) -> bool:
@@ -380,7 +385,7 @@ async def events(
         return
     finally:
         await source.aclose()
-    finish = "tool_calls" if isinstance(verdict, Call) else verdict.finish_reason
+    finish = "tool_calls" if isinstance(verdict, (Call, Calls)) else verdict.finish_reason
     for piece in chunks.finish(finish, usage):
         yield piece
 

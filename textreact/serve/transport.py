@@ -58,6 +58,9 @@ class Transport:
         #: A URL's user:password travels as basic auth, as the SDK's httpx sent it.
         self.auth = httpx.BasicAuth(*credentials) if credentials else None
         self.base = bare.rstrip("/")
+        #: The server's root, where llama.cpp's own endpoints are (`/tokenize`): the base URL
+        #: without its `/v1`.
+        self.root = self.base.removesuffix("/v1")
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -71,9 +74,11 @@ class Transport:
         body: Mapping[str, Any] | None = None,
         *,
         whole: bool = True,
+        root: bool = False,
     ) -> httpx.Response:
         """The upstream's response, its body read (`whole`) or not yet; a failure, after the
-        retries, is the ServeError to answer, `secrets` blanked in it."""
+        retries, is the ServeError to answer, `secrets` blanked in it. `path` is under the
+        base URL, or under the server's root with `root`."""
         import httpx2 as httpx
 
         headers = {"Authorization": f"Bearer {self.key or key or PLACEHOLDER_API_KEY}"}
@@ -82,7 +87,7 @@ class Transport:
             content = json.dumps(body, ensure_ascii=False).encode()
             headers["Content-Type"] = "application/json"
         request = self.client.build_request(
-            method, self.base + path, content=content, headers=headers
+            method, (self.root if root else self.base) + path, content=content, headers=headers
         )
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries

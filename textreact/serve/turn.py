@@ -14,7 +14,13 @@ loop: the client gets it as content with finish_reason "length", as OpenAI sends
 and its own loop decides (the loop re-asks). A call that repeats an earlier one of the
 conversation is answered once with the earlier result, as the loop answers it, unless its
 tool is one the server was told may change (`--uncached-tool`, the counterpart of the loop's
-`@tool(cache=False)`): then it goes straight to the client."""
+`@tool(cache=False)`): then it goes straight to the client.
+
+Where the client allows several calls in one reply (`parallel_tool_calls`), each call is
+judged as a lone one is, in the order written, and the reply is `Calls`. One that cannot be
+used makes the whole reply a problem, re-asked once with a note that names it (its number and
+tool) and what was wrong with it; the calls that were fine are not sent alone, since the
+model may write them otherwise once it has read the note."""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from typing import Any, Union
 
 from textreact import grammar, observation, templates, verdict
 from textreact.models import Message
+from textreact.protocols.interface import Reading
 from textreact.protocols.text import TextProtocol
 from textreact.serve.answers import AnswerFormat
 from textreact.steps import Action, Completion, FinalAnswer, FormatError, Step, ToolResult
@@ -42,6 +49,24 @@ class Call:
     arguments: dict[str, Any]
     thought: str | None = None
     repairs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The reply calls several of the request's tools at once, each as a lone `Call` is
+    checked, in the order written (the client allows parallel calls)."""
+
+    calls: tuple[Call, ...]
+
+    @property
+    def thought(self) -> str | None:
+        """The thoughts written before the calls, one a line."""
+        return "\n".join(call.thought for call in self.calls if call.thought) or None
+
+
+def calls_of(verdict: Call | Calls) -> tuple[Call, ...]:
+    """The calls a call verdict makes, one or several, in order: what an API's reply lists."""
+    return verdict.calls if isinstance(verdict, Calls) else (verdict,)
 
 
 @dataclass(frozen=True)
@@ -68,13 +93,14 @@ class Problem:
     shown: str
     thought: str | None = None
     #: A call that repeats an earlier one: asked once to use the earlier result, it is
-    #: passed on if the model insists (the client's loop has its own limits).
-    call: Call | None = None
+    #: passed on if the model insists (the client's loop has its own limits); with the
+    #: other calls of its reply, where it made several.
+    call: Call | Calls | None = None
     #: Why the upstream stopped this reply ("length": cut by the token limit).
     finish_reason: str = "stop"
 
 
-Verdict = Union[Call, Answer, Problem]  # noqa: UP007 (a runtime alias works on 3.10)
+Verdict = Union[Call, Calls, Answer, Problem]  # noqa: UP007 (a runtime alias works on 3.10)
 
 
 class Judge:
@@ -90,6 +116,7 @@ class Judge:
         answer_format: AnswerFormat | None = None,
         limit: int | None = None,
         uncached: Collection[str] = (),
+        parallel_calls: bool = False,
     ) -> None:
         self.tools = tuple(tools)
         #: The tools whose repeated calls go straight through (`ServeConfig.uncached_tools`).
@@ -102,7 +129,9 @@ class Judge:
         self.box = ToolBox(self.tools)
         self.tool_choice = tool_choice
         self.lang = lang
-        self.protocol = TextProtocol(examples=[])
+        #: Whether a reply may make several calls (`Calls`).
+        self.parallel_calls = parallel_calls
+        self.protocol = TextProtocol(examples=[], parallel_calls=parallel_calls)
         #: Each earlier call with a result, numbered from 1, as the request holds it.
         self._earlier = list(enumerate(earlier, 1))
         #: The earlier results, and whether a placeholder answer was refused in this request,
@@ -114,7 +143,30 @@ class Judge:
     def read(self, completion: Completion) -> Verdict:
         """What the reply means for this request."""
         reading = self.protocol.read(completion, self.tools)
+        if len(reading.steps) > 1 and completion.finish_reason != "content_filter":
+            return self._several(reading, completion.finish_reason)
         return self.judge(reading.steps[0], reading.text, completion.finish_reason)
+
+    def _several(self, reading: Reading, finish_reason: str) -> Calls | Problem:
+        """Several calls, each judged alone. The first that cannot be used, else the first
+        that repeats an earlier call (passed on with the others if the model insists), is
+        the reply's problem, its note naming it by number and tool."""
+        verdicts = [self.judge(step, reading.text, finish_reason) for step in reading.steps]
+        made = [v if isinstance(v, Call) else getattr(v, "call", None) for v in verdicts]
+        calls = Calls(tuple(call for call in made if isinstance(call, Call)))
+        problems = [(k, v) for k, v in enumerate(verdicts) if isinstance(v, Problem)]
+        if not problems:  # a call's verdict is a Call or a Problem
+            return calls
+        unusable = [(k, v) for k, v in problems if v.call is None]
+        k, problem = (unusable or problems)[0]
+        name = getattr(reading.steps[k], "tool", None)
+        which = f"{k + 1} ({name})" if name else str(k + 1)
+        slots = {"call": which, "count": str(len(verdicts)), "problem": problem.observation}
+        said = templates.note("call_of_several", self.lang, **slots)
+        summary = f"call {which} of {len(verdicts)}: {problem.summary}"
+        kept = reading.text
+        insisted = None if unusable else calls
+        return Problem(said, summary, kept, kept, calls.thought, insisted, finish_reason)
 
     def judge(self, step: Step, kept: str, finish_reason: str = "stop") -> Verdict:
         """What one parsed step means, `kept` being the reply minus what the parser cut."""
@@ -201,7 +253,7 @@ class Judge:
             {"role": "user", "content": said},
         ]
 
-    def give_up(self, problem: Problem) -> Answer | Call:
+    def give_up(self, problem: Problem) -> Answer | Call | Calls:
         """The content for a reply that failed its re-ask too: what the model wrote, and a
         note that says why it is text; a repeated call stays the call it is. A reply the token
         limit cut ends with "length", as OpenAI ends one."""

@@ -261,6 +261,44 @@ class Upstream:
         except ValueError:
             raise malformed_upstream(self.url, "a model list that is not JSON") from None
 
+    async def count(self, body: Mapping[str, Any], key: str | None) -> int:
+        """How many tokens the upstream reads for `body` (its `messages`, and `tools` when they
+        go natively), counted as llama.cpp's server counts a chat request's prompt: its chat
+        template applied (`POST /apply-template`), the prompt tokenized with the special
+        tokens (`POST /tokenize`), both at the server's root. An upstream without them is a
+        404 that says so; nothing is generated."""
+        secrets = self._secrets(key)
+        try:
+            templated = await self.transport.request(
+                "POST", "/apply-template", key, secrets, body, root=True
+            )
+            prompt = json.loads(templated.content)["prompt"]
+            tokenize = {"content": prompt, "add_special": True, "parse_special": True}
+            tokenized = await self.transport.request(
+                "POST", "/tokenize", key, secrets, tokenize, root=True
+            )
+            tokens = json.loads(tokenized.content)["tokens"]
+        except ServeError as error:
+            if error.status != 404:
+                raise
+            raise ServeError(
+                404,
+                f"the upstream at {public_url(self.url)} cannot count tokens: it has no POST "
+                "/apply-template and /tokenize (llama.cpp's server has both); count them on "
+                "the client's side, or serve a llama.cpp upstream",
+                code="count_unavailable",
+            ) from None
+        except (ValueError, KeyError, TypeError):
+            tokens = None
+        if not isinstance(tokens, list):
+            raise ServeError(
+                502,
+                f"the upstream at {public_url(self.url)} answered /apply-template or /tokenize "
+                'with something other than llama.cpp\'s {"prompt": ...} and {"tokens": [...]}',
+                type="upstream_error",
+            )
+        return len(tokens)
+
     async def server(self) -> ServerInfo | None:
         """What the upstream takes, told once: None when it takes no grammar (or constrained
         decoding is off)."""
