@@ -8,6 +8,10 @@ Models are served one at a time by the embedded llama.cpp server (xllamacpp), on
 SmolLM2-135M is the default model (`textreact pull`); the evaluation model comes from
 `../shared/tools/eval-model` (Qwen2.5-Coder-0.5B-Instruct, evaluation only, never a dependency).
 
+BFCL's `parallel` and `parallel_multiple` files (`--files parallel,parallel_multiple`) expect
+several calls in one reply: `--parallel-calls` lets the text protocols write them (native makes
+several either way); each row records whether it was on.
+
 Run: python bench/matrix_bench.py [--models smollm2,qwen] [--limit N] [--bfcl N] [--only ...]
 Slow: minutes per model and variant on 2 cores."""
 
@@ -24,10 +28,11 @@ from typing import Any
 
 from naive_loop import run as naive_run
 
-from textreact.compare.bfcl import Entry, check_call, load_bfcl
 from textreact.commands.flags import log_odds
-from textreact.compare.runner import Options, run_compare
+from textreact.compare.bfcl import Entry, check_calls, load_bfcl
+from textreact.compare.runner import Options, check_parallel_calls, run_compare
 from textreact.compare.suite import builtin_suite, load_suite, score, select
+from textreact.errors import ConfigError
 from textreact.exemplars import CHOICES
 from textreact.loading import load_object
 from textreact.models.local import MODEL_NAME, default_cache_dir, gguf_path, local_server
@@ -63,7 +68,7 @@ def suites(
         chosen[Path(suite).stem] = select(tasks, tags=tags, limit=limit)
     for name in files:
         path = BFCL / f"BFCL_v4_{name}.json"
-        if bfcl and path.exists():
+        if bfcl:
             entries = load_bfcl(path)
             step = max(1, len(entries) // bfcl) if spread else 1
             chosen[f"bfcl-{name}"] = entries[::step][:bfcl]
@@ -103,7 +108,8 @@ def kept(outcome: Any, transcripts: Path | None) -> None:
 
 def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
     """The tutorial loop over the same tasks, measured as `row` measures textreact's runs: a
-    BFCL entry succeeds when its first call passes BFCL's checker, a suite task on a right
+    BFCL entry succeeds when its reply's calls pass BFCL's checker (the tutorial reads one call
+    a reply, so a `parallel` entry is always short of calls), a suite task on a right
     final answer. Its "valid" is looser than textreact's: the first Action Input parsed as a
     JSON object (the tutorial loop checks no schema, and textreact's check would repair it)."""
     wins = valid = tokens = prompt_tokens = calls = 0
@@ -115,10 +121,9 @@ def naive_row(model: Any, tasks: list[Any], options: Options) -> dict[str, Any]:
                 for f in task.functions
             ]
             run = naive_run(model, tools, task.question, max_steps=1)
-            call = run.calls[0] if run.calls else None
-            check = check_call(task, call and call["tool"], call and call["arguments"])
+            check = check_calls(task, [(c["tool"], c["arguments"]) for c in run.calls])
             won = check.valid and (bool(task.ground_truth) or run.answer is not None)
-            valid += call is not None and isinstance(call["arguments"], dict)
+            valid += bool(run.calls) and isinstance(run.calls[0]["arguments"], dict)
         else:
             tools = list(options.tools or builtin_tools())
             run = naive_run(model, tools, task.question, max_steps=options.max_steps)
@@ -145,7 +150,16 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--bfcl", type=int, default=20, help="entries of each BFCL file; 0: none")
     parser.add_argument("--spread", action="store_true", help="BFCL entries evenly spaced")
-    parser.add_argument("--files", default="simple_python,multiple", help="BFCL files to run")
+    parser.add_argument(
+        "--files", default="simple_python,multiple",
+        help="BFCL files to run, by the name after BFCL_v4_: simple_python, multiple, "
+        "irrelevance, parallel, parallel_multiple",
+    )  # fmt: skip
+    parser.add_argument(
+        "--parallel-calls", action="store_true",
+        help="let a reply of the text protocols make several calls (compare --parallel-calls); "
+        "the parallel files need it for the text protocols to write several calls at all",
+    )  # fmt: skip
     parser.add_argument(
         "--only",
         default=",".join((*PROTOCOLS, NAIVE)),
@@ -177,10 +191,20 @@ def main() -> None:
         "system prompt; a reply may differ from an uncached one in rare tokens",
     )  # fmt: skip
     args = parser.parse_args()
+    only = [p for p in args.only.split(",") if p != NAIVE]
+    try:
+        check_parallel_calls(only, args.parallel_calls)  # before a model starts
+    except ConfigError as exc:
+        parser.error(str(exc))
+    missing = [f for f in args.files.split(",") if not (BFCL / f"BFCL_v4_{f}.json").is_file()]
+    if args.bfcl and missing:
+        parser.error(f"no BFCL_v4_{{name}}.json in {BFCL} for --files {','.join(missing)} "
+                     "(--bfcl 0 runs the suite alone)")  # fmt: skip
     tools = None if args.tools is None else tuple(load_object(args.tools, "--tools", "x.py:T"))
     options = Options(
         args.max_steps, args.policies, tools, args.tool_choice, args.max_tools,
         examples=args.examples, decision_bias=args.decision_bias,
+        parallel_calls=args.parallel_calls,
     )  # fmt: skip
     files = model_files()
     rows = []
@@ -215,20 +239,23 @@ def main() -> None:
                                  "max_tools": args.max_tools,
                                  "examples": args.examples,
                                  "decision_bias": args.decision_bias,
+                                 "parallel_calls": args.parallel_calls,
                                  **measured[protocol]})  # fmt: skip
                     print(json.dumps(rows[-1]), flush=True)
                 print(f"({time.perf_counter() - started:.0f} s)", flush=True)
                 if args.json:  # after each suite, so a long run keeps what it measured
                     args.json.write_text(json.dumps(rows, indent=1))
             model.close()
-    print(f"\n{'model':<8} {'variant':<13} {'suite':<20} {'tasks':>5} {'success':>8} "
-          f"{'valid':>8} {'constr.':>7} {'tokens':>7} {'seconds':>8}")  # fmt: skip
+    print(f"\n{'model':<8} {'variant':<13} {'suite':<24} {'tasks':>5} {'success':>8} "
+          f"{'valid':>8} {'constr.':>7} {'calls':>6} {'tokens':>7} {'seconds':>8}")  # fmt: skip
     for r in rows:
         print(
-            f"{r['model']:<8} {r['variant']:<13} {r['suite']:<20} {r['tasks']:>5} "
+            f"{r['model']:<8} {r['variant']:<13} {r['suite']:<24} {r['tasks']:>5} "
             f"{r['success']:>8.0%} {r['valid_call']:>8.0%} {r['constrained']:>7} "
-            f"{r['tokens']:>7} {r['seconds']:>8.0f}"
+            f"{r['calls']:>6} {r['tokens']:>7} {r['seconds']:>8.0f}"
         )
+    if args.parallel_calls:
+        print("(text protocols with --parallel-calls: a reply may make several calls)")
 
 
 if __name__ == "__main__":

@@ -175,13 +175,13 @@ def test_answers_are_found_beside_the_questions(tmp_path: Path, layout: str) -> 
     assert entry.ground_truth == SIMPLE.ground_truth and entry.question == SIMPLE.question
 
 
-def test_missing_answers_and_multi_call_categories_are_config_errors(tmp_path: Path) -> None:
+def test_missing_answers_and_multi_turn_categories_are_config_errors(tmp_path: Path) -> None:
     questions = _write(tmp_path / "q.json", [QUESTION])
     with pytest.raises(ConfigError, match="--answers"):
         load_bfcl(questions)
-    parallel = _write(tmp_path / "p.json", [{**QUESTION, "id": "parallel_3"}])
-    with pytest.raises(ConfigError, match="single-call"):
-        load_bfcl(parallel, _write(tmp_path / "a.json", [{**ANSWER, "id": "parallel_3"}]))
+    turns = _write(tmp_path / "m.json", [{**QUESTION, "id": "multi_turn_base_3"}])
+    with pytest.raises(ConfigError, match="cannot score"):
+        load_bfcl(turns, _write(tmp_path / "a.json", [{**ANSWER, "id": "multi_turn_base_3"}]))
 
 
 def _native_call(name: str, arguments: dict) -> Reply:
@@ -208,9 +208,9 @@ def test_an_entry_runs_through_both_protocols_and_records_the_first_call() -> No
         assert len(server.posts) == 2  # one model call each: no tool is executed
     by_protocol = {o.protocol: o for o in report.outcomes}
     text_run, native_run = by_protocol["text"], by_protocol["native"]
-    assert text_run.call == {"tool": "geometry.area", "arguments": {"base": 10, "height": 5.5}}
+    assert text_run.calls == ({"tool": "geometry.area", "arguments": {"base": 10, "height": 5.5}},)
     assert text_run.success
-    assert native_run.call["tool"] == "geometry.area"
+    assert native_run.calls[0]["tool"] == "geometry.area"
     assert native_run.check.error_type == "value_error:others"
     assert not native_run.success
 

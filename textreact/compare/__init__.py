@@ -4,9 +4,10 @@ one at a time, measured the same way, and reported.
 
 `suite` (tasks and scoring) -> `runner` (runs and measures) -> `report` (one model's summaries,
 table, JSON, Markdown, chart, transcripts) -> `matrix` (several models: one table of model x
-protocol); `bfcl` loads and scores BFCL single-call entries; `models` reads `--model-spec`;
-`cli` checks the flags of `textreact compare` and `command` runs them. Importing this package
-stays cheap: the runner, which pulls in the model clients, loads on first use."""
+protocol); `bfcl` loads and scores BFCL entries (one call, none, or several at once);
+`models` reads `--model-spec`; `cli` checks the flags of `textreact compare` and `command` runs
+them. Importing this package stays cheap: the runner, which pulls in the model clients, loads
+on first use."""
 
 from __future__ import annotations
 

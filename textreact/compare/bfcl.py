@@ -1,19 +1,24 @@
-"""Berkeley Function Calling Leaderboard files in, one scored call out: loads BFCL's question and
-possible-answer files for the single-call categories and scores a call the way BFCL's AST
-checker does for Python (`bfcl_eval/eval_checker/ast_eval/ast_checker.py`).
+"""Berkeley Function Calling Leaderboard files in, scored calls out: loads BFCL's question and
+possible-answer files for the categories of one call, none, or several made at once, and scores
+the calls of a reply the way BFCL's AST checker does for Python
+(`berkeley-function-call-leaderboard/bfcl_eval/eval_checker/ast_eval/ast_checker.py`).
 
-The checker's rules, kept here: the right function; every required parameter present; no
-parameter that the schema or the possible answers lack; the value's type is the schema's (an int
-passes where a float is expected; a value of the possible answers' own type passes as a
+The checker's rules, kept here: as many calls as expected (BFCL's `wrong_count`); each expected
+call matched to a distinct call of the reply, in any order, by the single-call check
+(`parallel_function_checker_no_order`: the expected calls in turn, each taking the first call
+not yet taken that passes; where there is one expected call this is the single-call check
+itself). The single-call check: the right function; every required parameter present; no
+parameter that the schema or the possible answers lack; the value's type is the schema's (an
+int passes where a float is expected; a value of the possible answers' own type passes as a
 "variable"); strings compared after lowercasing and removing spaces and `,./-_*^`; lists, dicts
-and lists of dicts compared element-wise the same way; an optional parameter left out only where
-`""` is among its possible answers."""
+and lists of dicts compared element-wise the same way; an optional parameter left out only
+where `""` is among its possible answers."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +26,11 @@ from typing import Any
 from textreact.compare.suite import read_utf8
 from textreact.errors import ConfigError
 
-#: The categories with exactly one expected call, or none, which is what this scorer handles.
+#: The categories this scorer handles: one expected call, none, or several at once (`parallel`).
+#: `category()` takes the first that prefixes an id, so a longer name comes before its prefix.
 CATEGORIES = (
-    "live_multiple", "live_simple", "multiple", "simple", "live_irrelevance", "irrelevance"
+    "live_parallel_multiple", "live_parallel", "live_multiple", "live_simple",
+    "parallel_multiple", "parallel", "multiple", "simple", "live_irrelevance", "irrelevance",
 )  # fmt: skip
 #: Categories whose right reply calls no function: they have no possible-answer file.
 NO_CALL = ("irrelevance", "live_irrelevance")
@@ -48,7 +55,7 @@ class Entry:
     #: The first turn's messages, each {"role", "content"}.
     messages: tuple[dict[str, str], ...]
     functions: tuple[dict[str, Any], ...]
-    #: [{FUNCTION_NAME: {PARAM: [possible values]}}], one element for these categories.
+    #: [{FUNCTION_NAME: {PARAM: [possible values]}}], one element per expected call.
     ground_truth: tuple[dict[str, Any], ...]
 
     @property
@@ -98,7 +105,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def load_bfcl(questions: str | Path, answers: str | Path | None = None) -> list[Entry]:
-    """The entries of a BFCL question file of a single-call category, with their answers."""
+    """The entries of a BFCL question file of one of CATEGORIES, with their answers."""
     questions = Path(questions)
     records = _records(questions)
     if records and category(records[0]["id"]) in NO_CALL:
@@ -111,8 +118,9 @@ def load_bfcl(questions: str | Path, answers: str | Path | None = None) -> list[
         kind = category(record["id"])
         if kind not in CATEGORIES:
             raise ConfigError(
-                f"{questions}: entry {record['id']} is of category {kind!r}; only the single-call "
-                f"categories {', '.join(CATEGORIES)} can be scored"
+                f"{questions}: entry {record['id']} is of category {kind!r}, which this scorer "
+                f"cannot score (it needs a run of several turns, or another language's checker); "
+                f"give a file of one of the categories {', '.join(CATEGORIES)}"
             )
         if record["id"] not in truths:
             raise ConfigError(f"{answers} has no possible answer for {record['id']}")
@@ -134,21 +142,57 @@ def standardize(text: str) -> str:
     return _PUNCTUATION.sub("", text).lower().replace("'", '"')
 
 
-def check_call(entry: Entry, name: str | None, arguments: Any) -> Check:
-    """Score one call (`name` None: no call was made) against the entry's possible answers; an
-    entry with none (irrelevance: no function fits) is right only with no call."""
+#: A call as a run made it: the function's name as BFCL's file spells it (None: a call written
+#: so that no name could be read) and its arguments as the model wrote them.
+Call = tuple[str | None, Any]
+
+
+def check_calls(entry: Entry, calls: Sequence[Call]) -> Check:
+    """Score the calls of one reply against the entry's possible answers: as many as expected,
+    each expected call matched by a distinct one in any order (BFCL's
+    `parallel_function_checker_no_order`, greedy as it is); an entry with no possible answer
+    (irrelevance: no function fits) is right only with no call."""
     if not entry.ground_truth:
-        return Check(name is None, "" if name is None else f"called {name}", "called")
-    if len(entry.ground_truth) != 1:
-        return Check(False, "more than one expected call", "wrong_count")
-    [(expected, possible)] = entry.ground_truth[0].items()
-    if name is None:
-        return Check(False, "no function was called", "wrong_count")
-    if name != expected:
-        return Check(False, f"called {name!r}, expected {expected!r}", "wrong_func_name")
+        return Check(not calls, f"called {calls[0][0]}" if calls else "", "called")
+    if len(calls) != len(entry.ground_truth):
+        made = (
+            "no function was called" if not calls
+            else "1 call was made" if len(calls) == 1
+            else f"{len(calls)} calls were made"
+        )  # fmt: skip
+        return Check(False, f"{made}, {len(entry.ground_truth)} expected", "wrong_count")
+    if len(calls) == 1:
+        return _check_one(entry, entry.ground_truth[0], *calls[0])
+    left = list(range(len(calls)))
+    for number, expected in enumerate(entry.ground_truth, 1):
+        checks = [(i, _check_one(entry, expected, *calls[i])) for i in left]
+        matched = next((i for i, check in checks if check.valid), None)
+        if matched is None:
+            why = "; ".join(f"call {i + 1}: {check.error}" for i, check in checks)
+            name = next(iter(expected))
+            return Check(
+                False, f"expected call {number} ({name}) matches none of the calls left: {why}",
+                "cannot_find_match",
+            )  # fmt: skip
+        left.remove(matched)
+    return Check(True)
+
+
+def check_call(entry: Entry, name: str | None, arguments: Any) -> Check:
+    """Score a reply of one call (`name` None: no call was made); see `check_calls`."""
+    return check_calls(entry, [] if name is None else [(name, arguments)])
+
+
+def _check_one(
+    entry: Entry, expected: Mapping[str, Any], name: str | None, arguments: Any
+) -> Check:
+    """BFCL's `simple_function_checker`: one call against one expected call."""
+    [(function, possible)] = expected.items()
+    if name != function:
+        return Check(False, f"called {name!r}, expected {function!r}", "wrong_func_name")
     if not isinstance(arguments, Mapping):
         return Check(False, f"arguments are not an object: {arguments!r}", "type_error:arguments")
-    schema = next(f for f in entry.functions if f["name"] == expected)["parameters"]
+    schema = next(f for f in entry.functions if f["name"] == function)["parameters"]
     properties = schema.get("properties", {})
     for param in schema.get("required", []):
         if param not in arguments:

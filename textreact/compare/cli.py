@@ -30,8 +30,9 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--suite",
         default="builtin",
-        help="JSONL task file, or bfcl:QUESTIONS.json for BFCL single-call scoring "
-        "(default: the built-in suite)",
+        help="JSONL task file, or bfcl:QUESTIONS.json for BFCL scoring (simple, multiple, "
+        "irrelevance, parallel, parallel_multiple and their live_ files; default: the built-in "
+        "suite)",
     )
     group.add_argument("--answers", type=Path, help="BFCL possible-answer file (default: beside)")
     group.add_argument(
@@ -48,6 +49,13 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--max-steps", type=positive_int, default=8, help="model calls per task")
     add_tool_options(group)
+    group.add_argument(
+        "--parallel-calls",
+        action="store_true",
+        help="let a reply of the text protocols make several calls (Agent(parallel_calls=True)); "
+        "BFCL's parallel and parallel_multiple files need it for the text protocols to write "
+        "several calls at all (native makes several either way; own and own-first cannot)",
+    )
     group.add_argument(
         "--tool-choice",
         default="auto",
@@ -105,7 +113,10 @@ def prepare_compare(args: argparse.Namespace) -> Plan:
     """The tasks, protocols and models the flags select, with every output path checked
     writable; any problem is a ConfigError (exit 2) before a model is started or a request is
     sent."""
+    from textreact.compare.runner import check_parallel_calls
+
     protocols = select_protocols(args.protocols, getattr(args, "constrain", "auto"))
+    check_parallel_calls(protocols, args.parallel_calls)
     specs = check_specs(getattr(args, "model_specs", None) or ())
     for flag, value in (("--base-url", "base_url"), ("--model", "model")):
         if specs and getattr(args, value, None):

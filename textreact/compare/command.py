@@ -103,6 +103,7 @@ class _Comparison:
             args.max_steps, args.policies or "none", self.plan.tools, args.tool_choice,
             args.max_tools,
             examples=args.examples or "bundled", decision_bias=args.decision_bias,
+            parallel_calls=args.parallel_calls,
         )  # fmt: skip
         outcomes: list[Any] = []
         started = time.perf_counter()
@@ -179,7 +180,11 @@ class _Comparison:
             models=self.names,
             failed=dict(self.failed),
             seconds=time.perf_counter() - self.started,
-            meta={"suite": self.args.suite, "concurrency": self.args.concurrency},
+            meta={
+                "suite": self.args.suite,
+                "concurrency": self.args.concurrency,
+                "parallel_calls": self.args.parallel_calls,
+            },
         )
 
     def write(self, running: tuple[str, Any] | None = None) -> None:

@@ -114,7 +114,7 @@ def constrain_verdict(report: Report, runs: list[Outcome]) -> dict[str, Any]:
 
 def to_json(report: Report) -> dict[str, Any]:
     """The `--json` document: meta, a `summary` per protocol, and each run with its answer (and
-    for BFCL the call that was made and the checker's verdict, so the scoring can be audited)."""
+    for BFCL the calls of the reply and the checker's verdict, so the scoring can be audited)."""
     tasks = {item.id: item for item in report.tasks}
     return {
         "meta": {
@@ -144,7 +144,7 @@ def _run_record(outcome: Outcome, item: Any) -> dict[str, Any]:
         **{k: round(v, 4) if isinstance(v, float) else v for k, v in outcome.measures.items()},
     }
     if isinstance(item, Entry):
-        record["call"] = outcome.call
+        record["calls"] = list(outcome.calls)
         record["check"] = outcome.check and {
             "valid": outcome.check.valid,
             "error": outcome.check.error,
@@ -202,6 +202,8 @@ def notes(report: Report) -> list[str]:
     planned = len(report.tasks) * len(report.protocols) * report.repeat
     if len(report.outcomes) < planned:
         lines.append(f"partial: {len(report.outcomes)} of {planned} runs finished")
+    if report.meta.get("parallel_calls"):
+        lines.append("parallel calls: a reply of the text protocols may make several calls")
     if CONSTRAINED in report.protocols:
         lines.append(f"{CONSTRAINED}: " + summarise(report, CONSTRAINED)["constrain_note"])
     if "native" in report.protocols:

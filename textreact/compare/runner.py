@@ -4,13 +4,16 @@ model, in parallel threads when asked, and measures every run the same way for e
 The protocols of a comparison: `text` (the text protocol, no grammar offered), `text+grammar`
 (the text protocol offering each turn's grammar, which the client sends where its server takes
 one), `native`, `own` (the model's own tool format in text) and `own-first` (that format for
-the first decision, then text), the last two measured only when named.
-Both text rows share one client, so they differ only in the grammar. A run's
-measures come from its `Result` alone (`measure`), so every protocol is compared on exactly the
-same arithmetic."""
+the first decision, then text), the last two measured only when named. With
+`Options.parallel_calls`, a reply of the text protocols may make several calls (BFCL's
+`parallel` categories need it for the text protocols to be right at all); native tool calling
+makes several either way. Both text rows share one client, so they differ only in the grammar.
+A run's measures come from its `Result` alone (`measure`), so every protocol is compared on
+exactly the same arithmetic."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -19,19 +22,21 @@ from typing import Any, Literal
 
 from textreact import grammar
 from textreact.agent import Agent, Result
-from textreact.compare.bfcl import Check, Entry, check_call
+from textreact.compare.bfcl import Check, Entry, check_calls
 from textreact.compare.suite import Task, score
 from textreact.errors import ConfigError
 from textreact.policies import ToolBudget, by_name
 from textreact.protocols import Protocol
 from textreact.protocols.native import UNSUPPORTED, written_as_text
 from textreact.protocols.text import TextProtocol
-from textreact.steps import Action, FormatError, Usage
+from textreact.steps import Action, FormatError, Turn, Usage
 from textreact.tools import Tool, ToolBox
 
 PROTOCOLS = ("text", "text+grammar", "native", "own", "own-first")
 #: The protocols a comparison runs only when they are named (switches not yet measured).
 NAMED_ONLY = ("own", "own-first")
+#: The protocols whose replies `Options.parallel_calls` lets make several calls.
+TEXT_PROTOCOLS = ("text", "text+grammar")
 #: What `run_compare` runs unless told: the two protocols it has always compared.
 DEFAULT_PROTOCOLS = ("text", "native")
 #: A first call that names no offered tool, or whose arguments fail its schema, is not valid.
@@ -47,14 +52,15 @@ class Outcome:
     task: str
     protocol: str
     repeat: int
-    #: Right answer (or, for BFCL, a valid first call) after a final answer.
+    #: Right answer (or, for BFCL, the reply's calls pass BFCL's checker) after a final answer.
     success: bool
     #: Right answer, but from the best-effort request at the step limit.
     best_effort_correct: bool
     result: Result
     measures: dict[str, Any]
-    #: BFCL only: the first call made ({"tool", "arguments"}) and the checker's verdict.
-    call: dict[str, Any] | None = None
+    #: BFCL only: the calls of the first reply that made any ({"tool", "arguments"} each, in
+    #: the order written) and the checker's verdict on them.
+    calls: tuple[dict[str, Any], ...] = ()
     check: Check | None = None
     #: Why the run could not be scored, or why it failed outside the loop (None: neither).
     note: str | None = None
@@ -103,17 +109,16 @@ def first_call_valid(result: Result) -> bool:
     return first.result.error_kind not in _INVALID_CALL
 
 
-def agent_protocol(
-    protocol: str, examples: str = "bundled", decision_bias: float | None = None
-) -> str | Protocol:
-    """The Agent's protocol for one of PROTOCOLS; `examples` is the text protocols' worked
-    example (`TextProtocol(examples=...)`), `decision_bias` their scored call-or-answer
-    choice (`TextProtocol(decision_bias=...)`; native tool calling has no such branch)."""
-    if protocol == "text":
-        return TextProtocol(constrain=False, examples=examples, decision_bias=decision_bias)
-    if protocol == "text+grammar":
-        return TextProtocol(constrain=True, examples=examples, decision_bias=decision_bias)
-    return protocol
+def agent_protocol(protocol: str, options: Options) -> str | Protocol:
+    """The Agent's protocol for one of PROTOCOLS; the options' `examples`, `decision_bias` and
+    `parallel_calls` are the text protocols' (`TextProtocol(...)`; native tool calling has no
+    call-or-answer branch and makes several calls either way)."""
+    if protocol not in TEXT_PROTOCOLS:
+        return protocol
+    return TextProtocol(
+        constrain=protocol == "text+grammar", examples=options.examples,
+        decision_bias=options.decision_bias, parallel_calls=options.parallel_calls,
+    )  # fmt: skip
 
 
 def _cut_observation(discarded: str) -> bool:
@@ -137,14 +142,17 @@ class Options:
     examples: str = "bundled"
     #: The text protocols' scored call-or-answer choice; None: sampled.
     decision_bias: float | None = None
+    #: Whether a reply of the text protocols may make several calls (`Agent(parallel_calls=)`);
+    #: BFCL's `parallel` entries need it there to be right at all. Native calls are unaffected.
+    parallel_calls: bool = False
 
 
 def run_task(model: Any, task: Task, protocol: str, options: Options = Options()) -> Result:
     """One task through one protocol, as `options` say."""
     agent = Agent(
         model, options.tools,
-        protocol=agent_protocol(protocol, options.examples, options.decision_bias),
-        max_steps=options.max_steps, lang=task.lang, policies=by_name(options.policies),
+        protocol=agent_protocol(protocol, options), max_steps=options.max_steps,
+        lang=task.lang, policies=by_name(options.policies),
         tool_choice=options.tool_choice, max_tools=options.max_tools,
     )  # fmt: skip
     return agent.run(task.question)
@@ -152,16 +160,17 @@ def run_task(model: Any, task: Task, protocol: str, options: Options = Options()
 
 def _recorder(name: str) -> Callable[..., str]:
     def record(**arguments: Any) -> str:
-        return f"{name} was called (not executed: only the first call is scored)"
+        return f"{name} was called (not executed: only the first reply's calls are scored)"
 
     return record
 
 
 def run_entry(
     model: Any, entry: Entry, protocol: str, options: Options = Options()
-) -> tuple[Result, dict[str, Any] | None]:
+) -> tuple[Result, tuple[dict[str, Any], ...]]:
     """One BFCL entry through one protocol: its functions offered as tools, one model call, and
-    the first call it made (tool named as in BFCL's file, arguments as the model wrote them)."""
+    the calls of its reply (`reply_calls`; each tool named as in BFCL's file, its arguments as
+    the model wrote them)."""
     tools = [
         Tool.from_schema(
             f["name"], f.get("description", ""), f["parameters"], fn=_recorder(f["name"])
@@ -170,17 +179,31 @@ def run_entry(
     ]
     agent = Agent(
         model, tools, max_steps=1,
-        protocol=agent_protocol(protocol, options.examples, options.decision_bias),
-        best_effort=False, tool_choice=options.tool_choice, policies=by_name(options.policies),
+        protocol=agent_protocol(protocol, options), best_effort=False,
+        tool_choice=options.tool_choice, policies=by_name(options.policies),
         max_tools=options.max_tools,
     )  # fmt: skip
     result = agent.run(entry.question)
-    action = next((t for t in result.steps if isinstance(t.step, Action)), None)
-    if action is None:
-        return result, None
-    tool = ToolBox(tools).resolve(action.step.tool)
-    name = entry.functions[tools.index(tool)]["name"] if tool is not None else action.step.tool
-    return result, {"tool": name, "arguments": action.step.input}
+    box = ToolBox(tools)
+
+    def named(written: str | None) -> str | None:  # the API-safe `math_factorial` is BFCL's name
+        tool = box.resolve(written) if written is not None else None
+        return entry.functions[tools.index(tool)]["name"] if tool is not None else written
+
+    return result, tuple(
+        {"tool": named(step.tool), "arguments": step.input if isinstance(step, Action) else None}
+        for step in reply_calls(result.steps)
+    )
+
+
+def reply_calls(turns: Sequence[Turn]) -> list[Action | FormatError]:
+    """The calls of the first reply that made any: its first Action and the calls the loop
+    joined to it from the same reply (native tool calls, the text protocol's parallel calls),
+    a later one written wrong included as its FormatError (a call made, though unreadable)."""
+    first = next((i for i, t in enumerate(turns) if isinstance(t.step, Action)), len(turns))
+    joined = itertools.takewhile(lambda t: t.joined, turns[first + 1 :])
+    return [t.step for t in (*turns[first : first + 1], *joined)
+            if isinstance(t.step, (Action, FormatError))]  # fmt: skip
 
 
 def _one(model: Any, item: Task | Entry, protocol: str, repeat: int, options: Options) -> Outcome:
@@ -200,12 +223,12 @@ def _run_one(
     model: Any, item: Task | Entry, protocol: str, repeat: int, options: Options
 ) -> Outcome:
     if isinstance(item, Entry):
-        result, call = run_entry(model, item, protocol, options)
-        check = check_call(item, call and call["tool"], call and call["arguments"])
+        result, calls = run_entry(model, item, protocol, options)
+        check = check_calls(item, [(c["tool"], c["arguments"]) for c in calls])
         if not item.ground_truth and result.stop_reason != "final_answer":  # no reply to judge
             check = Check(False, f"the run ended {result.stop_reason}", "no_answer")
         return Outcome(
-            item.id, protocol, repeat, check.valid, False, result, measure(result), call, check
+            item.id, protocol, repeat, check.valid, False, result, measure(result), calls, check
         )
     result = run_task(model, item, protocol, options)
     correct, unscored = score(item, result.answer)
@@ -241,6 +264,7 @@ def run_compare(
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:
         raise ConfigError(f"protocols must be among {PROTOCOLS}, got {list(protocols)}")
+    check_parallel_calls(protocols, options.parallel_calls)
     by_name(options.policies)  # an unknown name is a usage error before any run
     if options.max_tools is not None:
         ToolBudget(options.max_tools)  # so is a bad budget, or its extra missing
@@ -276,6 +300,19 @@ def run_compare(
     )
 
 
+def check_parallel_calls(protocols: Sequence[str], parallel_calls: bool) -> None:
+    """Parallel calls are the text protocol's: `own` and `own-first` read one call of the
+    model's own format, so a row of theirs under parallel calls would measure nothing new."""
+    single = [p for p in protocols if p in NAMED_ONLY]
+    if parallel_calls and single:
+        raise ConfigError(
+            f"parallel calls let a reply of the text protocols ({', '.join(TEXT_PROTOCOLS)}) "
+            f"make several calls, and native makes several either way; {', '.join(single)} "
+            "reads one call of the model's own format: drop it from the protocols, or measure "
+            "it in a comparison without parallel calls"
+        )
+
+
 def options_meta(options: Options) -> dict[str, Any]:
     """The settings every figure of a report was measured under, for the report itself."""
     tools = "built-in" if options.tools is None else [t.name for t in options.tools]
@@ -283,6 +320,7 @@ def options_meta(options: Options) -> dict[str, Any]:
         "tool_choice": options.tool_choice, "policies": options.policies,
         "max_steps": options.max_steps, "tools": tools, "max_tools": options.max_tools,
         "examples": options.examples, "decision_bias": options.decision_bias,
+        "parallel_calls": options.parallel_calls,
     }  # fmt: skip
 
 
