@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import openai
@@ -84,13 +84,17 @@ def _chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str,
 
 
 @contextlib.contextmanager
-def proxy(replies: Iterable[Reply] = (), **settings: Any) -> Iterator[tuple[FakeServer, str]]:
-    """(the fake upstream, the proxy's base URL) for the block; `settings` go to ServeConfig."""
+def proxy(
+    replies: Iterable[Reply] = (), *, around: Callable[[Any], Any] | None = None, **settings: Any
+) -> Iterator[tuple[FakeServer, str]]:
+    """(the fake upstream, the proxy's base URL) for the block; `settings` go to ServeConfig,
+    and `around`, when given, wraps the app (an ASGI middleware that records the exchanges)."""
     settings.setdefault("constrain", "off")
     settings.setdefault("max_retries", 0)
     with FakeServer(replies) as upstream:
         config = ServeConfig(upstream.base_url, **settings)
-        with serving(create_app(config), options=uvicorn_options(config)) as url:
+        app = create_app(config) if around is None else around(create_app(config))
+        with serving(app, options=uvicorn_options(config)) as url:
             yield upstream, url
 
 

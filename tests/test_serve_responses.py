@@ -129,9 +129,15 @@ def test_every_item_kind_reaches_the_model_as_the_chat_path_renders_it() -> None
     ]  # fmt: skip
     with proxy([chat_reply("Final Answer: 291 K.")]) as (upstream, url):
         response = client(url).responses.create(
-            model="m", input=items, tools=[WEATHER_TOOL], store=True, metadata={"run": "7"}
+            model="m",
+            input=items,
+            tools=[WEATHER_TOOL],
+            store=True,
+            metadata={"run": "7"},
+            extra_body={"client_metadata": {"app": "codex"}},  # Codex CLI's own field
         )
     assert response.output_text == "291 K." and response.metadata == {"run": "7"}
+    assert not {"metadata", "client_metadata", "store"} & set(upstream.posts[-1].body)
     assert response.model_extra["store"] is False  # accepted, and said: nothing is kept
     sent = sent_messages(upstream)
     assert sent[0]["content"].endswith("Answer in Celsius.")
@@ -227,6 +233,18 @@ def test_requests_it_cannot_serve_are_400s_naming_the_responses_field(
         client(url).responses.create(**fields)
     assert caught.value.body["param"] == param and not upstream.posts
     assert "messages" not in caught.value.body["message"]
+
+
+def test_every_tool_it_cannot_take_is_named_in_one_400() -> None:
+    """Codex CLI's default request holds a namespace of tools and web_search beside its
+    function tools (tests/test_agent_cli.py): one 400 names both, so one change mends both."""
+    agents = {"type": "namespace", "name": "agents", "description": "Subagents.",
+              "tools": [WEATHER_TOOL]}  # fmt: skip
+    tools = [WEATHER_TOOL, agents, {"type": "web_search"}]
+    with proxy() as (upstream, url), pytest.raises(openai.BadRequestError) as caught:
+        client(url).responses.create(model="m", input=QUESTION, tools=tools)
+    assert caught.value.body["param"] == "tools[1]" and not upstream.posts
+    assert 'tools[1] is "namespace"; tools[2] is "web_search": ' in caught.value.body["message"]
 
 
 _VALUES = st.recursive(

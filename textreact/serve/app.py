@@ -366,6 +366,7 @@ class _Proxy:
             chunks=Chunks(call.model, include_usage=call.include_usage),
             show_thoughts=self.config.show_thoughts,
             stops=stops,
+            early=self.config.stream_arguments and bool(fields),
         )
         return StreamingResponse(
             events, media_type="text/event-stream", background=BackgroundTask(first.aclose)

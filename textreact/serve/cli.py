@@ -70,6 +70,11 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
         "--show-thoughts", action="store_true",
         help="put the model's Thought in content too (always in reasoning_content)",
     )  # fmt: skip
+    serve.add_argument(
+        "--stream-arguments", action="store_true",
+        help="stream a constrained reply's tool-call arguments as the model writes them; a "
+        "call that then fails its check ends the stream with an error that withdraws it",
+    )  # fmt: skip
     serve.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
     serve.add_argument(
         "--no-example", dest="example", action="store_false",
@@ -125,6 +130,7 @@ def config_from(
         native=args.upstream_native,
         constrain=args.constrain,
         show_thoughts=args.show_thoughts,
+        stream_arguments=args.stream_arguments,
         lang=args.lang,
         example=args.example,
         timeout=args.timeout,

@@ -64,6 +64,10 @@ class ServeConfig:
     uncached_tools: tuple[str, ...] = ()
     #: The most connections and requests served at once; past it, a 503.
     max_connections: int = 1024
+    #: Send a constrained reply's tool calls as the model writes them (the name, then the
+    #: arguments piece by piece), where a call is otherwise sent once it has been checked;
+    #: a streamed call that does not validate is withdrawn (`textreact.serve.early`).
+    stream_arguments: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(

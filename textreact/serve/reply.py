@@ -137,14 +137,23 @@ class Chunks:
     def call(self, call: Call) -> Iterator[bytes]:
         """A call as OpenAI streams one: its index (the calls sent before it), id and name,
         then its arguments in pieces."""
-        index, self.calls_sent = self.calls_sent, self.calls_sent + 1
-        start = {"index": index, "id": call_id(), "type": "function"}
-        start["function"] = {"name": call.tool.name, "arguments": ""}
-        yield self.event({"tool_calls": [start]})
+        yield self.begin_call(call.tool.name)
         text = arguments_text(call)
         for at in range(0, len(text), ARGUMENT_PIECE):
-            piece = {"index": index, "function": {"arguments": text[at : at + ARGUMENT_PIECE]}}
-            yield self.event({"tool_calls": [piece]})
+            yield self.arguments(text[at : at + ARGUMENT_PIECE])
+
+    def begin_call(self, name: str) -> bytes:
+        """A call's first event: its index (the calls sent before it), id and name; its
+        arguments follow (`arguments`), whole or as the model writes them."""
+        index, self.calls_sent = self.calls_sent, self.calls_sent + 1
+        start = {"index": index, "id": call_id(), "type": "function"}
+        start["function"] = {"name": name, "arguments": ""}
+        return self.event({"tool_calls": [start]})
+
+    def arguments(self, piece: str) -> bytes:
+        """A piece of the arguments of the call begun last."""
+        index = self.calls_sent - 1
+        return self.event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
 
     def finish(self, reason: str, usage: Usage) -> Iterator[bytes]:
         """The last events: the finish reason, the usage when asked for, `[DONE]`."""

@@ -7,6 +7,11 @@ A call is sent once its `Action Input` is a complete JSON object that fits the t
 its name, then its arguments in pieces. Where the reply may make several calls (the client
 allows parallel calls), its calls are sent when it ends, each in turn: a later call may still
 be unusable, and then the whole reply is re-asked, which nothing sent may contradict.
+With `--stream-arguments`, a constrained reply's calls go out as they are written instead,
+each name at the end of its line and its arguments as they come (`textreact.serve.early`);
+such a reply is not re-asked, and what was sent stands only if the whole reply's judgement
+makes the same calls with the same arguments: else the stream ends with an error that
+withdraws them.
 Thoughts go out as `reasoning_content` (and as content with `--show-thoughts`) when the step
 they belong to is committed. A reply with no keyword at all is known to be an answer only
 when it ends, so it is sent then.
@@ -31,6 +36,7 @@ from textreact.parser import SCAN_LIMIT, parse
 from textreact.parsing.keywords import AS_NEWLINE, BLANKS, JUNK, Scanner, strip
 from textreact.parsing.messages import may_be_placeholder
 from textreact.parsing.window import Window
+from textreact.serve.early import EarlyCalls, withdrawn
 from textreact.serve.errors import ServeError
 from textreact.serve.reply import Chunks
 from textreact.serve.sse import DONE, event
@@ -64,9 +70,12 @@ Event = Union[tuple[str, str], tuple[str, Call]]  # noqa: UP007
 class Committer:
     """Reads one reply as it grows; says what can be sent without ever being taken back."""
 
-    def __init__(self, judge: Judge, *, show_thoughts: bool = False) -> None:
+    def __init__(self, judge: Judge, *, show_thoughts: bool = False, early: bool = False) -> None:
         self.judge = judge
         self.show_thoughts = show_thoughts
+        #: The calls sent as they are written (`early`: the reply is constrained and the
+        #: server streams arguments), or None: each call is sent once it has been judged.
+        self.early = EarlyCalls(judge.box, judge.lang) if early else None
         #: The answer text sent so far, in pieces (one string grown a piece at a time would be
         #: copied whole each time): see `sent`.
         self._sent: list[str] = []
@@ -92,6 +101,16 @@ class Committer:
         """What the reply so far (`text`, the whole of it, grown from the last call's) lets us
         send now."""
         if self.call is not None:
+            return []
+        early = self.early
+        if early is not None and not early.off:
+            begun = early.begun
+            events: list[Event] = [*early.feed(text)]
+            if early.begun and not begun:
+                events = [*self._thought(early.thought), *events]
+            if not early.off:
+                return events
+        if early is not None and early.begun:  # the reply left the grammar's shape
             return []
         settled = _settled(text)
         if settled == self._settled:
@@ -140,6 +159,8 @@ class Committer:
         if self.call is not None:
             return self.call, []
         verdict = self.judge.read(Completion(text, finish_reason))
+        if self.early is not None and self.early.begun:
+            return self._written(verdict, text)
         if isinstance(verdict, Answer):
             return verdict, self._answer(verdict.text, verdict.thought)
         if self.answering:  # the whole reply reads otherwise: what was sent is the answer
@@ -147,6 +168,21 @@ class Committer:
         if isinstance(verdict, (Call, Calls)):
             return verdict, self.settle(verdict)
         return verdict, []
+
+    def _written(self, verdict: Verdict, text: str) -> tuple[Call | Calls, list[Event]]:
+        """The verdict on a reply whose calls went out as they were written, and the rest
+        of them. It cannot be re-asked (what was sent cannot be taken back), so it is what a
+        failed re-ask gives (`Judge.give_up`): a call that repeats an earlier one stands, as
+        it validates. What was sent stands if the verdict makes those calls, first, with the
+        same arguments; else the stream ends with an error that withdraws them."""
+        assert self.early is not None
+        early = self.early
+        events: list[Event] = [*early.finish(text)]
+        judged = self.judge.give_up(verdict) if isinstance(verdict, Problem) else verdict
+        rest = early.rest(judged)
+        if rest is None:
+            raise withdrawn(early.calls, verdict)
+        return judged, [*events, *(("call", call) for call in rest)]
 
     def settle(self, verdict: Answer | Call | Calls) -> list[Event]:
         """A whole verdict not streamed before: the note after a failed re-ask, a call (or
@@ -331,6 +367,7 @@ async def events(
     chunks: Chunks,
     show_thoughts: bool = False,
     stops: Stops,
+    early: bool = False,
 ) -> AsyncIterator[bytes]:
     """The SSE bytes of one streamed request: the reply read as it comes (cut at the stops
     that are the proxy's to apply), one re-ask (a second upstream stream) when it cannot be
@@ -342,11 +379,13 @@ async def events(
     At a stop of the proxy's the upstream stream is closed, not read to its end: closing the
     connection is what makes the upstream stop generating what no one will read. A client that
     asked for the usage is sent the true one, which servers send last, so then the rest is read
-    for it, and only for it, for at most the upstream timeout."""
+    for it, and only for it, for at most the upstream timeout. `early`: send the calls of
+    the reply as they are written (the reply is constrained and the server streams
+    arguments)."""
     usage, source, verdict = Usage(), first, None
     try:
         for attempt in range(2):
-            committer = Committer(judge, show_thoughts=show_thoughts)
+            committer = Committer(judge, show_thoughts=show_thoughts, early=early)
             text, reason, stopped = "", "stop", False
             deltas = aiter(source)
             async for delta in deltas:
@@ -410,6 +449,10 @@ def _encoded(events: list[Event], chunks: Chunks) -> Iterator[bytes]:
     for kind, value in events:
         if kind == "call":
             yield from chunks.call(value)  # type: ignore[arg-type]
+        elif kind == "begin":
+            yield chunks.begin_call(value)  # type: ignore[arg-type]
+        elif kind == "arguments":
+            yield chunks.arguments(value)  # type: ignore[arg-type]
         elif kind == "reasoning":
             yield chunks.reasoning(value)  # type: ignore[arg-type]
         else:

@@ -40,6 +40,7 @@ _IGNORED: Final = frozenset(
     {
         "access_programs",
         "background",
+        "client_metadata",  # Codex CLI's own field, beside metadata
         "context_management",
         "image",
         "include",
@@ -66,6 +67,8 @@ _STATEFUL: Final = {
     "prompt": "send the prompt's text as instructions and input",
 }
 _ROLES: Final = frozenset({"user", "assistant", "system", "developer"})
+#: How many of the tools it cannot take a 400 names.
+_NAMED: Final = 4
 _FUNCTION_TOOL: Final = '{"type": "function", "name": ..., "description": ..., "parameters": {...}}'
 #: A chat field in an error's words, for `renamed`.
 _CHAT_FIELD: Final = re.compile(
@@ -338,17 +341,24 @@ def _tools(specs: Any) -> list[dict[str, Any]] | None:
     if not isinstance(specs, list):
         raise bad_request(f"tools must be an array of function tools ({_FUNCTION_TOOL})", "tools")
     tools = []
+    refused: dict[str, str] = {}  # each tool that is not a function tool: what it is
     for i, spec in enumerate(specs):
         kind = spec.get("type") if isinstance(spec, dict) else None
         if kind != "function":
-            raise bad_request(
-                f"tools[{i}] is {shown(spec if kind is None else kind)}: this server runs no "
-                f"hosted tools (web_search, file_search, computer_use, mcp, custom...), only "
-                f"function tools ({_FUNCTION_TOOL}) whose calls the client runs",
-                f"tools[{i}]",
-            )
+            refused[f"tools[{i}]"] = shown(spec if kind is None else kind)
+            continue
         function = {k: spec[k] for k in ("name", "description", "parameters") if k in spec}
         tools.append({"type": "function", "function": function})
+    if refused:  # each named (a few), so that one change of the client's settings mends all
+        named = [f"{field} is {kind}" for field, kind in list(refused.items())[:_NAMED]]
+        if len(refused) > _NAMED:
+            named.append(f"{len(refused) - _NAMED} more are not function tools")
+        raise bad_request(
+            f"{'; '.join(named)}: this server runs no hosted tools (web_search, file_search, "
+            "computer_use, mcp, custom...) and takes no namespace of tools, only function tools "
+            f"({_FUNCTION_TOOL}) whose calls the client runs: leave the others out",
+            next(iter(refused)),
+        )
     return tools
 
 
