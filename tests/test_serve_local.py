@@ -94,3 +94,40 @@ def test_langchain_bind_tools_gets_a_tool_call_from_the_embedded_model(url: str)
     reply = model.bind_tools([WEATHER], tool_choice="required").invoke(QUESTION[0]["content"])
     assert reply.tool_calls[0]["name"] == "get_weather"
     assert isinstance(reply.tool_calls[0]["args"]["city"], str)
+
+
+def test_the_anthropic_sdk_gets_a_tool_use_block_whole_and_streamed(url: str) -> None:
+    import anthropic
+
+    function = WEATHER["function"]
+    tool = {"name": function["name"], "description": function["description"],
+            "input_schema": function["parameters"]}  # fmt: skip
+    root = url.removesuffix("/v1")
+    with anthropic.Anthropic(base_url=root, api_key="k", timeout=TIMEOUT, max_retries=0) as client:
+        asked = {"model": local.MODEL_NAME, "max_tokens": 96, "messages": QUESTION,
+                 "tools": [tool], "tool_choice": {"type": "any"},
+                 "extra_body": {"temperature": 0, "cache_prompt": False}}  # fmt: skip
+        message = client.messages.create(**asked)
+        with client.messages.stream(**asked) as stream:
+            streamed = stream.get_final_message()
+    for reply in (message, streamed):
+        assert reply.stop_reason == "tool_use"
+        use = next(block for block in reply.content if block.type == "tool_use")
+        assert use.name == "get_weather" and isinstance(use.input["city"], str)
+
+
+def test_the_responses_api_gets_a_function_call_item_whole_and_streamed(url: str) -> None:
+    function = WEATHER["function"]
+    tool = {"type": "function", "name": function["name"], "parameters": function["parameters"],
+            "description": function["description"]}  # fmt: skip
+    asked = {"model": local.MODEL_NAME, "input": QUESTION[0]["content"], "tools": [tool],
+             "tool_choice": "required", "temperature": 0, "max_output_tokens": 96,
+             "extra_body": {"cache_prompt": False}}  # fmt: skip
+    with openai.OpenAI(base_url=url, api_key="k", timeout=TIMEOUT, max_retries=0) as client:
+        whole = client.responses.create(**asked)
+        with client.responses.stream(**asked) as stream:
+            streamed = stream.get_final_response()
+    for response in (whole, streamed):
+        call = next(item for item in response.output if item.type == "function_call")
+        assert call.name == "get_weather" and json.loads(call.arguments)["city"]
+        assert response.status == "completed"
