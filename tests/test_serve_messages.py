@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import httpx2 as httpx
 import pytest
-from fakeserver import Reply, error_body
+from fakeserver import Reply, chat_completion, error_body
 from hypothesis import example, given
 from hypothesis import strategies as st
 from serve_support import proxy, sent_messages, streamed, text
@@ -452,7 +452,7 @@ def test_a_missing_max_tokens_is_a_400_in_anthropic_s_shape(claude) -> None:
             [{"name": "get_weather", "description": "no schema"}],
             "tools[0] must be {name, description, input_schema}",
         ),
-        ([{"type": "web_search_20250305", "name": "web_search"}], "a server tool"),
+        ([{"type": "web_search_20250305", "name": "web_search"}], "a tool type Anthropic defines"),
         ([WEATHER, {**WEATHER}], "tool names must be unique"),
     ],
 )
@@ -464,8 +464,9 @@ def test_bad_tools_are_a_400_that_names_the_messages_field(claude, tools, said) 
     assert not upstream.posts
 
 
-def test_a_result_for_no_tool_use_is_a_400_that_names_the_block(claude) -> None:
-    result = {"type": "tool_result", "tool_use_id": "toolu_nowhere", "content": "x"}
+@pytest.mark.parametrize("call_id", ["toolu_nowhere", [], {}])
+def test_a_result_for_no_tool_use_is_a_400_that_names_the_block(claude, call_id) -> None:
+    result = {"type": "tool_result", "tool_use_id": call_id, "content": "x"}
     with proxy() as (_, url), pytest.raises(anthropic.BadRequestError) as raised:
         ask(claude(url), messages=[*QUESTION, {"role": "user", "content": [result]}])
     assert "messages[1].content[0].tool_use_id" in str(raised.value)
@@ -486,6 +487,15 @@ def test_an_upstream_failure_is_an_error_in_anthropic_s_shape(claude, status, ra
     assert caught.value.body["type"] == "error"
     assert caught.value.body["error"]["type"] == kind
     assert "the upstream is unhappy" in caught.value.body["error"]["message"]
+
+
+def test_an_upstream_s_odd_usage_counts_nothing_and_fails_nothing(claude) -> None:
+    body = chat_completion("It is 18 C.")
+    body["usage"] = {"prompt_tokens": "n/a", "completion_tokens": -3}
+    with proxy([Reply(body=body)]) as (_, url):
+        message = ask(claude(url), tools=[])  # no tools: passed through as it came
+    assert message.content[0].text == "It is 18 C."
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (0, 0)
 
 
 def test_a_stream_that_breaks_off_ends_with_an_error_event(claude) -> None:

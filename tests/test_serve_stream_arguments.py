@@ -201,6 +201,17 @@ def test_several_calls_each_stream_as_written_and_a_bad_later_one_withdraws_them
     assert "".join(p for i, _, p in sent if i == 0) == ARGUMENTS  # whole, and still withdrawn
 
 
+def test_one_call_allowed_streams_one_and_it_stands() -> None:
+    """`parallel_tool_calls: false`: the reply's second call is discarded by the reading, so
+    it never goes out early, and the first, sent as written, stands."""
+    with proxy([streamed(TWO, pieces=PIECES)], **EARLY) as (_, url):
+        chunks = _chunks(url, [WEATHER, CLOCK], parallel_tool_calls=False)
+    deltas = _deltas(chunks)
+    assert [(i, name) for i, name, _ in deltas if name] == [(0, "get_weather")]
+    assert "".join(p for _, _, p in deltas) == ARGUMENTS
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
+
+
 def test_an_answer_streams_as_before() -> None:
     answer = "Thought: I know it.\nFinal Answer: It is 18 C and sunny in Paris today."
     with proxy([streamed(answer, pieces=PIECES)], **EARLY) as (_, url):
@@ -279,6 +290,28 @@ def test_responses_function_call_argument_deltas_carry_the_pieces_as_written() -
         "get_weather",
         {"city": "Paris", "days": 3},
     )
+
+
+def test_a_responses_client_is_never_told_a_withdrawn_call_is_done() -> None:
+    """A Responses client runs a function call at its `output_item.done`: a first call
+    written whole, then withdrawn with the reply for its bad second call, is never said done
+    (it ends `incomplete` in `response.failed`); the calls of a good reply are, once it ends."""
+    tools = [{"type": "function", **tool["function"]} for tool in (WEATHER, CLOCK)]
+    bad = f'{CALL}\nAction: get_time\nAction Input: {{"zone":""}}'
+    seen: dict[str, list[Any]] = {}
+    for name, reply in (("good", TWO), ("bad", bad)):
+        with proxy([streamed(reply, pieces=PIECES)], **EARLY) as (_, url):
+            asked = client(url).responses.create(model="m", input="W?", tools=tools, stream=True)
+            seen[name] = list(asked)
+    done = [e.item for e in seen["good"] if e.type == "response.output_item.done"]
+    assert [i.name for i in done if i.type == "function_call"] == ["get_weather", "get_time"]
+    assert done[-1].type == "function_call" and seen["good"][-1].type == ("response.completed")
+    kinds = [e.type for e in seen["bad"]]
+    assert "response.function_call_arguments.delta" in kinds and kinds[-1] == "response.failed"
+    assert not [e for e in seen["bad"] if e.type == "response.output_item.done"
+                and e.item.type == "function_call"]  # fmt: skip
+    calls = [i for i in seen["bad"][-1].response.output if i.type == "function_call"]
+    assert calls and {i.status for i in calls} == {"incomplete"}
 
 
 def test_the_switch_is_a_flag_of_the_command_line() -> None:

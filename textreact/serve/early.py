@@ -52,8 +52,10 @@ class Written:
 class EarlyCalls:
     """Reads one reply as it grows for the grammar's calls, and says what of them can go out."""
 
-    def __init__(self, box: ToolBox, lang: str) -> None:
+    def __init__(self, box: ToolBox, lang: str, max_calls: int = 1) -> None:
         self.box = box
+        #: The calls the request allows in one reply: none after them goes out early.
+        self.max_calls = max_calls
         self._thought_label = grammar.label(grammar.THOUGHT, lang) + " "
         self._action = grammar.label(grammar.ACTION, lang) + " "
         self._input = grammar.label(grammar.ACTION_INPUT, lang) + " "
@@ -156,6 +158,9 @@ class EarlyCalls:
         return sent
 
     def _next(self, text: str) -> list[tuple[str, str]] | None:
+        if len(self.calls) >= self.max_calls:  # the reading discards what follows
+            self.off = True
+            return None
         return self._expect(text, self._at, self._action, "name")
 
     def _expect(self, text: str, at: int, label: str, then: str) -> list[tuple[str, str]] | None:

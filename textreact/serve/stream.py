@@ -33,6 +33,7 @@ from typing import Final, Union
 from textreact import grammar
 from textreact.models import Message
 from textreact.parser import SCAN_LIMIT, parse
+from textreact.parsing.calls import MAX_CALLS
 from textreact.parsing.keywords import AS_NEWLINE, BLANKS, JUNK, Scanner, strip
 from textreact.parsing.messages import may_be_placeholder
 from textreact.parsing.window import Window
@@ -75,7 +76,8 @@ class Committer:
         self.show_thoughts = show_thoughts
         #: The calls sent as they are written (`early`: the reply is constrained and the
         #: server streams arguments), or None: each call is sent once it has been judged.
-        self.early = EarlyCalls(judge.box, judge.lang) if early else None
+        calls = MAX_CALLS if judge.parallel_calls else 1
+        self.early = EarlyCalls(judge.box, judge.lang, calls) if early else None
         #: The answer text sent so far, in pieces (one string grown a piece at a time would be
         #: copied whole each time): see `sent`.
         self._sent: list[str] = []
@@ -108,10 +110,10 @@ class Committer:
             events: list[Event] = [*early.feed(text)]
             if early.begun and not begun:
                 events = [*self._thought(early.thought), *events]
-            if not early.off:
+            if not early.off or early.begun:
                 return events
-        if early is not None and early.begun:  # the reply left the grammar's shape
-            return []
+        if early is not None and early.begun:  # the rest, out of the grammar's shape, is
+            return []  # the judgement's to read when the reply ends
         settled = _settled(text)
         if settled == self._settled:
             return []

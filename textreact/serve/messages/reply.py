@@ -48,9 +48,13 @@ def stop_reason(finish_reason: Any, called: bool) -> str:
 def usage(counted: Any) -> dict[str, int]:
     """The chat's usage as the Messages API counts it."""
     counted = counted if isinstance(counted, Mapping) else {}
+
+    def count(value: Any) -> int:  # an upstream's odd count is none, not a failed reply
+        return value if isinstance(value, int) and value >= 0 else 0
+
     return {
-        "input_tokens": int(counted.get("prompt_tokens") or 0),
-        "output_tokens": int(counted.get("completion_tokens") or 0),
+        "input_tokens": count(counted.get("prompt_tokens")),
+        "output_tokens": count(counted.get("completion_tokens")),
     }
 
 

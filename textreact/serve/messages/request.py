@@ -159,8 +159,9 @@ def _user(
         kind = _kind(block, at)
         if kind == "tool_result":
             call_id = block.get("tool_use_id")
-            if call_id not in calls or call_id in answered:
-                said = "was answered before" if call_id in answered else "is no earlier tool_use's"
+            known = isinstance(call_id, str) and call_id in calls
+            if not known or call_id in answered:
+                said = "was answered before" if known else "is no earlier tool_use's"
                 raise bad_request(
                     f"{at}.tool_use_id {shown(call_id)} {said}: send one tool_result per "
                     "tool_use, with its id",
@@ -258,8 +259,9 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         kind = tool.get("type", "custom") if isinstance(tool, dict) else None
         if kind not in ("custom", None):
             raise bad_request(
-                f"tools[{i}] is {shown(kind)}, a server tool that Anthropic's servers run: "
-                "give a client tool {name, description, input_schema} that your code runs",
+                f"tools[{i}] is {shown(kind)}, a tool type Anthropic defines (run by its "
+                "servers, or with no schema to show the model): give a client tool "
+                "{name, description, input_schema} that your code runs",
                 f"tools[{i}].type",
             )
         if not isinstance(tool, dict) or "input_schema" not in tool:

@@ -6,6 +6,7 @@ cannot disagree."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Mapping
@@ -46,6 +47,10 @@ class Output:
         self._pieces: list[str] = []
         #: The function_call item of each chat tool call, by the call's index.
         self._calls: dict[int, dict[str, Any]] = {}
+        #: Function calls written whole but not said done: a client runs a call once it is
+        #: done, and the chat answer may still withdraw it (serve's --stream-arguments) until
+        #: it finishes, so each call is said done only when the answer has.
+        self._written: list[dict[str, Any]] = []
         self._sequence = 0
         self.usage: dict[str, Any] | None = None
         self.status = "in_progress"
@@ -77,12 +82,12 @@ class Output:
         reason = choice.get("finish_reason")
         if reason:
             self.incomplete = _INCOMPLETE.get(reason) if isinstance(reason, str) else None
-            events += self._close()
+            events += self._close() + self._done()
         return events
 
     def end(self) -> list[Event]:
         """The last events of a response the chat answer finished."""
-        events = [*self._start(), *self._close()]
+        events = [*self._start(), *self._close(), *self._done()]
         self.status = "incomplete" if self.incomplete else "completed"
         return [*events, self._lifecycle(f"response.{self.status}")]
 
@@ -90,6 +95,9 @@ class Output:
         """The last events of a response the chat answer broke off with `error` (OpenAI's
         error object): what was begun ends incomplete, then `response.failed`."""
         events = [*self._start(), *self._close("incomplete")]
+        for item in self._written:  # never said done: no client runs them
+            item["status"] = "incomplete"
+        self._written = []
         kind = error.get("type") if isinstance(error.get("type"), str) else None
         self.error = {
             "code": "rate_limit_exceeded" if kind in _RATE_LIMITED else "server_error",
@@ -171,6 +179,8 @@ class Output:
         index = call["index"] if isinstance(call.get("index"), int) else position
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a native upstream's object, as some servers send
+            arguments = json.dumps(arguments)
         events: list[Event] = []
         item = self._calls.get(index)
         if item is None:
@@ -198,26 +208,40 @@ class Output:
         return [self._event("response.output_item.added", **self._where(item), item=dict(item))]
 
     def _close(self, status: str | None = None) -> list[Event]:
-        """The events that finish the item being written, if any: `status` that of a cut
-        answer's item."""
+        """The events that finish the text item being written, if any (`status`: that of a
+        cut answer's item); a function call being written is kept for `_done`."""
         item = self._open
         if item is None:
             return []
         self._open = None
         text = "".join(self._pieces)
+        if item["type"] == "function_call":  # said done with the answer (`_done`)
+            item["arguments"] = text
+            self._written.append(item)
+            return []
         item["status"] = status or ("incomplete" if self.incomplete else "completed")
         where = self._where(item)
-        if item["type"] == "function_call":
-            item["arguments"] = text
-            done = [self._event("response.function_call_arguments.done", **where, arguments=text)]
-        else:
-            kind = _TEXT_ITEMS[item["type"]][2]
-            done = [self._event(f"{kind}.done", **where, content_index=0, text=text)]
-            if item["type"] == "message":
-                done[-1]["logprobs"] = []
-            item["content"] = [_part(item, text)]
-            done.append(self._part_event("done", item, text))
+        kind = _TEXT_ITEMS[item["type"]][2]
+        done = [self._event(f"{kind}.done", **where, content_index=0, text=text)]
+        if item["type"] == "message":
+            done[-1]["logprobs"] = []
+        item["content"] = [_part(item, text)]
+        done.append(self._part_event("done", item, text))
         return [*done, self._event("response.output_item.done", **where, item=dict(item))]
+
+    def _done(self) -> list[Event]:
+        """The events that say each written function call done, in order."""
+        events: list[Event] = []
+        for item in self._written:
+            item["status"] = "incomplete" if self.incomplete else "completed"
+            where = self._where(item)
+            arguments = item["arguments"]
+            events.append(
+                self._event("response.function_call_arguments.done", **where, arguments=arguments)
+            )
+            events.append(self._event("response.output_item.done", **where, item=dict(item)))
+        self._written = []
+        return events
 
     def _part_event(self, what: str, item: Mapping[str, Any], text: str) -> Event:
         kind = f"response.content_part.{what}"
