@@ -23,6 +23,7 @@ from serve_support import (
     streamed,
     text,
 )
+from test_serve import ASKED  # an earlier call and its result
 
 from textreact.parsing.calls import MAX_CALLS
 from textreact.serve.request import request_tools
@@ -167,20 +168,6 @@ def test_under_a_named_tool_every_call_must_be_of_it() -> None:
         reply = _create(url, tool_choice=named)
     assert [name for name, _ in _calls(reply.choices[0].message)] == ["get_weather"] * 2
     assert "call 2 (get_time)" in sent_messages(upstream, 1)[-1]["content"]
-
-
-ASKED = [
-    *QUESTION,
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {"id": "a1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        ],
-    },
-    {"role": "tool", "tool_call_id": "a1", "content": "18 C, sunny"},
-]  # fmt: skip
 
 
 def test_a_repeated_call_among_several_is_asked_about_once_then_passed_on() -> None:
