@@ -82,15 +82,18 @@ class Recorder:
 
 
 @contextlib.contextmanager
-def recorded(replies: Iterable[Reply]) -> Iterator[tuple[FakeServer, str, Recorder]]:
-    """serve_support's proxy, recording what Codex and serve say to each other."""
+def recorded(
+    replies: Iterable[Reply], **settings: Any
+) -> Iterator[tuple[FakeServer, str, Recorder]]:
+    """serve_support's proxy (`settings` go to ServeConfig), recording what Codex and serve
+    say to each other."""
     made: list[Recorder] = []
 
     def wrap(app: ASGI) -> Recorder:
         made.append(Recorder(app))
         return made[0]
 
-    with proxy(replies, around=wrap) as (upstream, url):
+    with proxy(replies, around=wrap, **settings) as (upstream, url):
         yield upstream, url, made[0]
 
 
@@ -186,7 +189,8 @@ def test_codex_runs_the_call_serve_returns_and_prints_the_final_answer(
 
 def test_two_calls_in_one_reply_are_two_items_codex_runs_both(codex: Path, tmp_path: Path) -> None:
     both = CALL + '\nAction: exec_command\nAction Input: {"cmd": "echo second-call"}'
-    with recorded([streamed(both), streamed(ANSWER)]) as (upstream, url, recorder):
+    replies = [streamed(both), streamed(ANSWER)]
+    with recorded(replies, parallel_calls=True) as (upstream, url, recorder):
         done, events = run_codex(codex, url, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert recorder.requests()[0]["parallel_tool_calls"] is True

@@ -287,14 +287,14 @@ def test_passed_through_natively_the_request_is_the_chat_one_and_every_call_a_bl
 
 
 def test_several_calls_of_one_reply_are_several_tool_use_blocks(claude) -> None:
-    """Anthropic's API allows several calls per reply unless `disable_parallel_tool_use`: the
-    text protocol's calls in a row (issue 39, item 3) come back as one block each, whole or
-    streamed, in the order written, each with its own id."""
+    """Anthropic's API allows several calls per reply unless `disable_parallel_tool_use`: on
+    a server started with `--parallel-calls`, the text protocol's calls in a row come back as
+    one block each, whole or streamed, in the order written, each with its own id."""
     two = (
         'Thought: I need both.\nAction: get_weather\nAction Input: {"city": "Paris"}\n'
         'Action: get_time\nAction Input: {"zone": "CET"}'
     )
-    with proxy([text(two), streamed(two, pieces=9)]) as (_, url):
+    with proxy([text(two), streamed(two, pieces=9)], parallel_calls=True) as (_, url):
         client = claude(url)
         whole = ask(client, tools=[WEATHER, CLOCK])
         with stream(client, tools=[WEATHER, CLOCK]) as events:

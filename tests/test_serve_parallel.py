@@ -1,13 +1,14 @@
-"""Several calls in one reply through `textreact serve`, with the official openai SDK in front of
-the loopback fake upstream: a reply of two actions is two `tool_calls` with distinct ids,
-streamed and not, where the client allows parallel calls (OpenAI's default); the format rule
-and the grammar say so only then; with `parallel_tool_calls=false` a second call is discarded
-as before. Each call is checked alone, and one that cannot be used makes the reply one re-ask
-whose note names it."""
+"""Several calls in one reply through `textreact serve --parallel-calls`, with the official
+openai SDK in front of the loopback fake upstream: a reply of two actions is two `tool_calls`
+with distinct ids, streamed and not, where the client allows parallel calls (OpenAI's
+default); the format rule and the grammar say so only then; with `parallel_tool_calls=false`,
+or a server started without the flag, a second call is discarded as before. Each call is
+checked alone, and one that cannot be used makes the reply one re-ask whose note names it."""
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import openai
@@ -39,6 +40,7 @@ BAD_SECOND = f'{WEATHER_CALL}\nAction: get_time\nAction Input: {{"zone": 5, "cit
 EXPECTED = [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
 
 close_clients = pytest.fixture(autouse=True)(closing_clients)
+several = partial(proxy, parallel_calls=True)  # a server started with --parallel-calls
 
 
 def _calls(message: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -62,7 +64,7 @@ def _stream(url: str, **request: Any) -> tuple[Any, list[Any]]:
 
 
 def test_two_actions_are_two_tool_calls_with_distinct_ids() -> None:
-    with proxy([text(TWO)]) as (upstream, url):
+    with several([text(TWO)]) as (upstream, url):
         reply = _create(url)
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls" and choice.message.content is None
@@ -75,7 +77,7 @@ def test_two_actions_are_two_tool_calls_with_distinct_ids() -> None:
 
 
 def test_two_actions_stream_as_two_indexed_tool_calls() -> None:
-    with proxy([streamed(TWO, pieces=9)]) as (_, url):
+    with several([streamed(TWO, pieces=9)]) as (_, url):
         final, chunks = _stream(url)
     choice = final.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -91,7 +93,7 @@ def test_two_actions_stream_as_two_indexed_tool_calls() -> None:
 
 def test_the_rule_and_the_grammar_allow_several_only_when_the_client_does() -> None:
     replies = [text(TWO), text(TWO), text(TWO)]
-    with proxy(replies, constrain="on") as (upstream, url):
+    with several(replies, constrain="on") as (upstream, url):
         allowed = _create(url)  # OpenAI's default: parallel calls allowed
         told = _create(url, parallel_tool_calls=True)
         one = _create(url, parallel_tool_calls=False)
@@ -108,9 +110,19 @@ def test_the_rule_and_the_grammar_allow_several_only_when_the_client_does() -> N
 
 
 def test_without_parallel_calls_a_streamed_reply_of_two_is_one_call() -> None:
-    with proxy([streamed(TWO, pieces=9)]) as (_, url):
+    with several([streamed(TWO, pieces=9)]) as (_, url):
         final, _ = _stream(url, parallel_tool_calls=False)
     assert _calls(final.choices[0].message) == EXPECTED[:1]
+
+
+def test_a_server_started_without_the_flag_makes_one_call_a_reply_whatever_the_client_says():
+    """One call a reply is the server's default: the client's `parallel_tool_calls` cannot
+    bring back the format line that costs small models their single calls."""
+    with proxy([text(TWO)], constrain="on") as (upstream, url):
+        reply = _create(url, parallel_tool_calls=True)
+    assert _calls(reply.choices[0].message) == EXPECTED[:1]
+    assert RULE not in upstream.posts[0].body["messages"][0]["content"]
+    assert "next-call" not in upstream.posts[0].body["grammar"]
 
 
 def test_parallel_tool_calls_must_be_a_boolean() -> None:
@@ -140,7 +152,7 @@ def test_where_several_calls_may_come_none_is_sent_before_the_reply_ends() -> No
 @pytest.mark.parametrize("streaming", [False, True])
 def test_one_unusable_call_among_several_is_one_reask_that_names_it(streaming: bool) -> None:
     replies = [BAD_SECOND, TWO]
-    with proxy([streamed(r) if streaming else text(r) for r in replies]) as (upstream, url):
+    with several([streamed(r) if streaming else text(r) for r in replies]) as (upstream, url):
         message = (_stream(url)[0] if streaming else _create(url)).choices[0].message
     assert _calls(message) == EXPECTED  # the re-ask's two calls, none of the first reply's
     second = sent_messages(upstream, 1)
@@ -152,7 +164,7 @@ def test_one_unusable_call_among_several_is_one_reask_that_names_it(streaming: b
 
 def test_an_unknown_tool_among_several_fails_twice_into_content_with_a_note() -> None:
     unknown = f"{WEATHER_CALL}\nAction: get_news\nAction Input: {{}}"
-    with proxy([text(unknown), text(unknown)]) as (_, url):
+    with several([text(unknown), text(unknown)]) as (_, url):
         reply = _create(url)
     message = reply.choices[0].message
     assert not message.tool_calls and reply.choices[0].finish_reason == "stop"
@@ -164,14 +176,14 @@ def test_under_a_named_tool_every_call_must_be_of_it() -> None:
     named = {"type": "function", "function": {"name": "get_weather"}}
     lyon = 'Action: get_weather\nAction Input: {"city": "Lyon"}'
     replies = [text(TWO), text(f"{WEATHER_CALL}\n{lyon}")]
-    with proxy(replies) as (upstream, url):
+    with several(replies) as (upstream, url):
         reply = _create(url, tool_choice=named)
     assert [name for name, _ in _calls(reply.choices[0].message)] == ["get_weather"] * 2
     assert "call 2 (get_time)" in sent_messages(upstream, 1)[-1]["content"]
 
 
 def test_a_repeated_call_among_several_is_asked_about_once_then_passed_on() -> None:
-    with proxy([text(TWO), text(TWO)]) as (upstream, url):
+    with several([text(TWO), text(TWO)]) as (upstream, url):
         reply = client(url).chat.completions.create(
             model="m", messages=ASKED, tools=[WEATHER, CLOCK]
         )
@@ -182,7 +194,7 @@ def test_a_repeated_call_among_several_is_asked_about_once_then_passed_on() -> N
 
 def test_a_last_call_cut_by_the_token_limit_is_left_out() -> None:
     cut = TWO[: TWO.rindex('"CET"')]
-    with proxy([text(cut, finish_reason="length"), streamed(cut, finish_reason="length")]) as (
+    with several([text(cut, finish_reason="length"), streamed(cut, finish_reason="length")]) as (
         upstream,
         url,
     ):
@@ -206,7 +218,7 @@ def test_several_calls_in_the_history_are_rendered_as_before() -> None:
         {"role": "tool", "tool_call_id": "a1", "content": "18 C"},
         {"role": "tool", "tool_call_id": "b2", "content": "12:00"},
     ]  # fmt: skip
-    with proxy([text(ANSWER)]) as (upstream, url):
+    with several([text(ANSWER)]) as (upstream, url):
         client(url).chat.completions.create(model="m", messages=history, tools=[WEATHER, CLOCK])
     sent = sent_messages(upstream)
     assert [m["content"] for m in sent[2:]] == [

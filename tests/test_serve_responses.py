@@ -374,7 +374,7 @@ def test_a_reply_of_two_actions_is_two_function_call_items_where_parallel_calls_
     )
     replies = [chat_reply(two), chat_stream(two, pieces=7), chat_reply(two)]
     tools = [WEATHER_TOOL, CLOCK_TOOL]
-    with proxy(replies) as (_, url):
+    with proxy(replies, parallel_calls=True) as (_, url):
         whole = client(url).responses.create(model="m", input=QUESTION, tools=tools)
         _, final = _streamed(url, tools=tools)
         one = client(url).responses.create(

@@ -184,10 +184,12 @@ def test_an_unconstrained_request_keeps_sending_each_call_once_checked() -> None
 
 
 def test_several_calls_each_stream_as_written_and_a_bad_later_one_withdraws_them_all() -> None:
-    """With parallel calls (OpenAI's default), each call streams in turn; a later call that
-    cannot be used makes the reply a re-ask, so the calls already complete are withdrawn."""
+    """With parallel calls (`--parallel-calls` and OpenAI's default), each call streams in
+    turn; a later call that cannot be used makes the reply a re-ask, so the calls already
+    complete are withdrawn."""
     bad = f'{CALL}\nAction: get_time\nAction Input: {{"zone":""}}'
-    with proxy([streamed(TWO, pieces=PIECES), streamed(bad, pieces=PIECES)], **EARLY) as (_, url):
+    replies = [streamed(TWO, pieces=PIECES), streamed(bad, pieces=PIECES)]
+    with proxy(replies, **EARLY, parallel_calls=True) as (_, url):
         good = _chunks(url, [WEATHER, CLOCK])
         withdrawn: list[Any] = []
         with pytest.raises(openai.APIError, match=r"withdrew .* \(get_weather, get_time\)"):
@@ -300,7 +302,7 @@ def test_a_responses_client_is_never_told_a_withdrawn_call_is_done() -> None:
     bad = f'{CALL}\nAction: get_time\nAction Input: {{"zone":""}}'
     seen: dict[str, list[Any]] = {}
     for name, reply in (("good", TWO), ("bad", bad)):
-        with proxy([streamed(reply, pieces=PIECES)], **EARLY) as (_, url):
+        with proxy([streamed(reply, pieces=PIECES)], **EARLY, parallel_calls=True) as (_, url):
             asked = client(url).responses.create(model="m", input="W?", tools=tools, stream=True)
             seen[name] = list(asked)
     done = [e.item for e in seen["good"] if e.type == "response.output_item.done"]

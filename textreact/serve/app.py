@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -295,6 +296,8 @@ class _Proxy:
         """What one text-protocol turn sends and how it reads the reply, for an upstream that
         takes a grammar (`server`) or not."""
         config = self.config
+        if call.parallel_calls and not config.parallel_calls:  # the server's say comes first
+            call = dataclasses.replace(call, parallel_calls=False)
         stops = stops_for(call.stop, config.lang)
         body = {**call.options, "model": call.model, "stop": list(stops.upstream)}
         fields = {}

@@ -75,6 +75,11 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
         help="stream a constrained reply's tool-call arguments as the model writes them; a "
         "call that then fails its check ends the stream with an error that withdraws it",
     )  # fmt: skip
+    serve.add_argument(
+        "--parallel-calls", action="store_true",
+        help="let one reply make several tool calls where the client allows it "
+        "(parallel_tool_calls); off: one call a reply, the prompt small models do best with",
+    )  # fmt: skip
     serve.add_argument("--lang", choices=("en", "zh"), default="en", help="prompt language")
     serve.add_argument(
         "--no-example", dest="example", action="store_false",
@@ -131,6 +136,7 @@ def config_from(
         constrain=args.constrain,
         show_thoughts=args.show_thoughts,
         stream_arguments=args.stream_arguments,
+        parallel_calls=args.parallel_calls,
         lang=args.lang,
         example=args.example,
         timeout=args.timeout,

@@ -68,6 +68,11 @@ class ServeConfig:
     #: arguments piece by piece), where a call is otherwise sent once it has been checked;
     #: a streamed call that does not validate is withdrawn (`textreact.serve.early`).
     stream_arguments: bool = False
+    #: Let one reply of the text protocol make several calls where the client allows it
+    #: (`parallel_tool_calls`, OpenAI's default; Anthropic's unless `disable_parallel_tool_use`).
+    #: Off, every reply makes one call, with the one-call prompt and grammar: the format line
+    #: that allows several cost small models a third of their single calls (docs/evaluation.md).
+    parallel_calls: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.upstream, str) or not self.upstream.startswith(
