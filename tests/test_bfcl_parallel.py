@@ -214,7 +214,7 @@ WRONG_VALUE = ("spotify.play", {"artist": "Maroon 5", "duration": 20})
 @pytest.mark.parametrize(
     ("reply", "error_type", "second"),
     [
-        (_pairs(MAROON, SWIFT, SWIFT), "wrong_count", SWIFT[1]),  # one call too many
+        (_pairs(MAROON, SWIFT, WRONG_VALUE), "wrong_count", SWIFT[1]),  # one call too many
         (_pairs(MAROON) + "\nAction: spotify.play", "cannot_find_match", None),  # no input
         (_pairs(MAROON, WRONG_VALUE), "cannot_find_match", WRONG_VALUE[1]),
     ],

@@ -126,9 +126,28 @@ def test_a_reply_of_forty_thousand_calls_costs_the_limits_parses(
         return parse(text)
 
     monkeypatch.setattr(calls_module, "parse", counting)
-    text = (WEATHER + "\n") * 40_000  # 1.6 MB: read whole at every call, it would take hours
+    pairs = (f'Action: get_weather\nAction Input: {{"city": "{i}"}}' for i in range(40_000))
+    text = "\n".join(pairs)  # 1.7 MB: read whole at every call, it would take hours
     assert len(parse_calls(text)) == MAX_CALLS
     assert len(counted) == MAX_CALLS
+
+
+@pytest.mark.parametrize("thought", ["", "Thought: and again.\n"])
+def test_a_call_the_reply_already_made_ends_the_calls(thought: str) -> None:
+    """The same tool with the same arguments again (whatever the thought before it, however
+    the JSON is spaced): the copy and what follows are discarded, as after an answer."""
+    again = 'Action: get_weather\nAction Input: {"city":"Paris"}'
+    rest = f"{thought}{again}\n{TIME}\n{WEATHER}"
+    read = parse_calls(f"{TWO}\n{rest}")
+    assert [(s.tool, s.input) for s in read] == [  # type: ignore[union-attr]
+        ("get_weather", {"city": "Paris"}),
+        ("get_time", {"zone": "CET"}),
+    ]
+    assert read[-1].discarded_text == rest
+    (only,) = parse_calls(f"{WEATHER}\n{WEATHER}\n{WEATHER}")  # a repeat to the bound
+    assert only.discarded_text == f"{WEATHER}\n{WEATHER}"
+    other_city = WEATHER.replace("Paris", "Lyon")
+    assert len(parse_calls(f"{WEATHER}\n{other_city}")) == 2  # the same tool, other arguments
 
 
 def test_the_parse_command_prints_every_call_with_calls(capsys, tmp_path) -> None:
@@ -147,7 +166,9 @@ def test_the_parse_command_prints_every_call_with_calls(capsys, tmp_path) -> Non
 @given(st.lists(actions(), min_size=1, max_size=12), st.sampled_from(LANGUAGES))
 def test_calls_rendered_one_after_another_read_back(written: list[Action], lang: str) -> None:
     text = "\n".join(render_step(action, lang) for action in written)
-    assert parse_calls(text) == tuple(written[:MAX_CALLS])
+    calls = [(action.tool, action.input) for action in written]
+    first_repeat = next((i for i, call in enumerate(calls) if call in calls[:i]), len(calls))
+    assert parse_calls(text) == tuple(written[: min(first_repeat, MAX_CALLS)])
 
 
 #: Text built from the pieces of several calls finds more corners than uniform text does.

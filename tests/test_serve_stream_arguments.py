@@ -203,6 +203,24 @@ def test_several_calls_each_stream_as_written_and_a_bad_later_one_withdraws_them
     assert "".join(p for i, _, p in sent if i == 0) == ARGUMENTS  # whole, and still withdrawn
 
 
+def test_a_later_call_of_a_tool_already_called_is_held_and_a_copy_never_goes_out() -> None:
+    """A copy of the reply's earlier call is dropped by the reading (`parse_calls`), so a
+    later call of the same tool is held until the reply ends: a copy never goes out (and
+    nothing is withdrawn), a call with other arguments goes out once the reply is judged."""
+    copy = f"{TWO}\nAction: get_weather\nAction Input: {ARGUMENTS}"
+    other_arguments = ARGUMENTS.replace("Paris", "Lyon")
+    other = f"{TWO}\nAction: get_weather\nAction Input: {other_arguments}"
+    replies = [streamed(copy, pieces=PIECES), streamed(other, pieces=PIECES)]
+    with proxy(replies, **EARLY, parallel_calls=True) as (_, url):
+        copied = _deltas(_chunks(url, [WEATHER, CLOCK]))
+        held = _deltas(_chunks(url, [WEATHER, CLOCK]))
+    assert [(i, name) for i, name, _ in copied if name] == [(0, "get_weather"), (1, "get_time")]
+    assert [(i, name) for i, name, _ in held if name][2:] == [(2, "get_weather")]
+    later = "".join(p for i, _, p in held if i == 2)  # sent once checked, as any whole call
+    assert json.loads(later) == json.loads(other_arguments)
+    assert len([p for i, _, p in held if i == 0]) > 1  # the first still went out as written
+
+
 def test_one_call_allowed_streams_one_and_it_stands() -> None:
     """`parallel_tool_calls: false`: the reply's second call is discarded by the reading, so
     it never goes out early, and the first, sent as written, stands."""

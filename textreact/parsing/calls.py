@@ -1,14 +1,17 @@
 """Completion text -> the calls of a reply that may make several, where the caller allows
-parallel calls (`TextProtocol(parallel_calls=True)`, serve's `parallel_tool_calls`).
+parallel calls (`TextProtocol(parallel_calls=True)`, `textreact serve --parallel-calls`).
 
 The form is the single call's, repeated: `Action:` / `Action Input:` pairs one after another,
 before the `Observation:` the engine supplies; each pair is read by `parse`, as one call is.
 After a call, the next is read only when what the call left opens with an `Action:` line (one
-`Thought:` line may come before it); an observation, an answer, prose or anything else ends
-the calls, and is discarded as it is after a single call. A pair written wrong among them is
-read as the FormatError `parse` gives it, and ends the calls too, so that the caller can say
-which one it was. At most `limit` pairs are read (MAX_CALLS unless told): a reply of a
-million pairs costs `limit` parses, each of them bounded as `parse` is."""
+`Thought:` line may come before it); an observation, an answer, prose or anything else ends the
+calls, and is discarded as it is after a single call. So does a call that repeats one the reply
+has already made (the same tool and arguments): it would have the same result, a tool with
+effects must not run twice on it, and a reply that starts repeating one call tends to repeat it
+until the bound. A pair written wrong among them is read as the FormatError `parse` gives it,
+and ends the calls too, so that the caller can say which one it was. At most `limit` pairs are
+read (MAX_CALLS unless told): a reply of a million pairs costs `limit` parses, each of them
+bounded as `parse` is."""
 
 from __future__ import annotations
 
@@ -46,8 +49,14 @@ def parse_calls(text: str, limit: int = MAX_CALLS) -> tuple[Step, ...]:
         step = parse(rest)
         if isinstance(step, FinalAnswer) or getattr(step, "problem", None) == "no_action":
             break
+        if isinstance(step, Action) and any(_same_call(step, made) for made in steps):
+            break
         steps.append(step)
     return tuple(steps)
+
+
+def _same_call(step: Action, made: Step) -> bool:
+    return isinstance(made, Action) and (made.tool, made.input) == (step.tool, step.input)
 
 
 def _opens_call(rest: str) -> bool:

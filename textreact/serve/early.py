@@ -4,17 +4,18 @@ ended, whether what was sent is exactly what the judgement accepts.
 
 Under the tools' grammar (`textreact.constrain.tools_grammar`) a call is written in one shape:
 `Thought: …` on one line, `Action: NAME`, `Action Input: ` and one line of JSON held to the
-tool's schema as it is generated, then the next `Action:` where the client allows several.
-The name is known at the end of its line, and every character of the JSON line after the
-label is part of the arguments, so it can go out as it comes. The reply is read here only
-while it keeps that shape, from its first character: a reply that leaves it (a Final Answer,
-a model the grammar did not hold) is left to the committer's usual reading, and what was
-sent stands only if the judgement of the whole reply (`Judge.read`) makes the same calls,
-with the same arguments as the JSON that went out (`matches`). The grammar cannot hold
-everything a schema says (a range, a pattern it cannot read), and a later call of the reply
-can still be unusable: then the call cannot be taken back, and the stream ends with an
-error that withdraws it (`withdrawn`), so a client never acts on arguments that did not
-validate."""
+tool's schema as it is generated, then the next `Action:` where the client allows several. The
+name is known at the end of its line, and every character of the JSON line after the label is
+part of the arguments, so it can go out as it comes; a later call of a tool the reply has
+already called may be a copy of that call, which the reading drops, so it is held, and goes out
+whole when the reply ends (`rest`). The reply is read here only while it keeps that shape, from
+its first character: a reply that leaves it (a Final Answer, a model the grammar did not hold)
+is left to the committer's usual reading, and what was sent stands only if the judgement of the
+whole reply (`Judge.read`) makes the same calls, with the same arguments as the JSON that went
+out (`matches`). The grammar cannot hold everything a schema says (a range, a pattern it cannot
+read), and a later call of the reply can still be unusable: then the call cannot be taken back,
+and the stream ends with an error that withdraws it (`withdrawn`), so a client never acts on
+arguments that did not validate."""
 
 from __future__ import annotations
 
@@ -137,6 +138,9 @@ class EarlyCalls:
         tool = self.box.resolve(name)
         if tool is None or tool.name != name:
             self.off = True
+            return None
+        if any(call.name == name for call in self.calls):  # it may be a copy, which the
+            self.off = True  # reading drops (parse_calls): held, it goes whole at the end
             return None
         start = end + 1 + len(self._input)
         if len(text) < start:
