@@ -14,6 +14,7 @@ from textreact.policies.echo import Echo
 from textreact.policies.grounding import Grounding
 from textreact.policies.hiding import ToolHiding
 from textreact.policies.needs import Needs
+from textreact.policies.recheck import Recheck
 from textreact.policy import AskAlone, Offer, Policy, SendBack
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Needs",
     "Offer",
     "Policy",
+    "Recheck",
     "SendBack",
     "ToolBudget",
     "ToolHiding",
@@ -32,22 +34,21 @@ __all__ = [
     "small_model",
 ]
 
-#: Every policy by its name, in the order `small_model` gives them. `ToolBudget` is not one:
-#: it takes its budget (`Agent(max_tools=k)`, `--max-tools k`) and answers many tools, not a
-#: lost model.
-_ALL: dict[str, type[Policy]] = {
-    p.name: p for p in (CopiedExample, Echo, Needs, Grounding, ToolHiding, ClosedBook)
-}
+#: The policies `small_model` gives, in its order. `ToolBudget` is not one: it takes its
+#: budget (`Agent(max_tools=k)`, `--max-tools k`) and answers many tools, not a lost model.
+_SMALL: tuple[type[Policy], ...] = (CopiedExample, Echo, Needs, Grounding, ToolHiding, ClosedBook)
+#: Every policy by its name.
+_ALL: dict[str, type[Policy]] = {p.name: p for p in (*_SMALL, Recheck)}
 
 
 def small_model() -> list[Policy]:
-    """Every built-in policy, with its defaults: what the bundled worked example and the
-    embedded models were measured with (docs/evaluation.md)."""
-    return [policy() for policy in _ALL.values()]
+    """The built-in policies the bundled worked example and the embedded models were measured
+    with (docs/evaluation.md), with their defaults."""
+    return [policy() for policy in _SMALL]
 
 
 def by_name(names: str) -> list[Policy]:
-    """Policies from a comma-separated list of names, "small" (all) or "none"."""
+    """Policies from a comma-separated list of names, "small" (`small_model`) or "none"."""
     from textreact.errors import ConfigError
 
     if names == "none":
