@@ -25,8 +25,8 @@ _Number = TypeVar("_Number", int, float)
 #: The --policies help, for `run` and `compare` alike.
 POLICIES_HELP = (
     "opt-in steering for small models: none (the default; `run` on the embedded default "
-    "model: small), small (every policy but recheck), or names from "
-    "copied_example,echo,needs,grounding,tool_hiding,closed_book,recheck (docs/policies.md)"
+    "model: small), small (all), or names from "
+    "copied_example,echo,needs,grounding,tool_hiding,closed_book (docs/policies.md)"
 )
 
 

@@ -14,7 +14,6 @@ from textreact.policies.echo import Echo
 from textreact.policies.grounding import Grounding
 from textreact.policies.hiding import ToolHiding
 from textreact.policies.needs import Needs
-from textreact.policies.recheck import Recheck
 from textreact.policy import AskAlone, Offer, Policy, SendBack
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "Needs",
     "Offer",
     "Policy",
-    "Recheck",
     "SendBack",
     "ToolBudget",
     "ToolHiding",
@@ -34,21 +32,22 @@ __all__ = [
     "small_model",
 ]
 
-#: The policies `small_model` gives, in its order. `ToolBudget` is not one: it takes its
-#: budget (`Agent(max_tools=k)`, `--max-tools k`) and answers many tools, not a lost model.
-_SMALL: tuple[type[Policy], ...] = (CopiedExample, Echo, Needs, Grounding, ToolHiding, ClosedBook)
-#: Every policy by its name.
-_ALL: dict[str, type[Policy]] = {p.name: p for p in (*_SMALL, Recheck)}
+#: Every policy by its name, in the order `small_model` gives them. `ToolBudget` is not one:
+#: it takes its budget (`Agent(max_tools=k)`, `--max-tools k`) and answers many tools, not a
+#: lost model.
+_ALL: dict[str, type[Policy]] = {
+    p.name: p for p in (CopiedExample, Echo, Needs, Grounding, ToolHiding, ClosedBook)
+}
 
 
 def small_model() -> list[Policy]:
-    """The built-in policies the bundled worked example and the embedded models were measured
-    with (docs/evaluation.md), with their defaults."""
-    return [policy() for policy in _SMALL]
+    """Every built-in policy, with its defaults: what the bundled worked example and the
+    embedded models were measured with (docs/evaluation.md)."""
+    return [policy() for policy in _ALL.values()]
 
 
 def by_name(names: str) -> list[Policy]:
-    """Policies from a comma-separated list of names, "small" (`small_model`) or "none"."""
+    """Policies from a comma-separated list of names, "small" (all) or "none"."""
     from textreact.errors import ConfigError
 
     if names == "none":

@@ -41,13 +41,6 @@ def echoed(answer: str, tool: str, question: str, lang: str = "en") -> str:
     )
 
 
-def rechecked(answer: str, question: str, lang: str = "en") -> str:
-    """Shown instead of accepting the first answer backed by a result: the question again,
-    and the two ways on (that answer again, or the call for the step that is left)."""
-    shown = truncate(" ".join(answer.split()), 100)
-    return templates.note("recheck", lang, value=shown, question=truncate(question, DEFAULT_LIMIT))
-
-
 def unfinished(
     failed: ToolResult, step: int, progress: Progress, question: str, lang: str = "en"
 ) -> str:
