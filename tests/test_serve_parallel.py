@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -26,7 +27,9 @@ from serve_support import (
 )
 from test_serve import ASKED  # an earlier call and its result
 
+from textreact.cli import build_parser
 from textreact.parsing.calls import MAX_CALLS
+from textreact.serve.cli import config_from, handed_over
 from textreact.serve.request import request_tools
 from textreact.serve.stream import Committer
 from textreact.serve.turn import Calls, Judge, Problem
@@ -123,6 +126,18 @@ def test_a_server_started_without_the_flag_makes_one_call_a_reply_whatever_the_c
     assert _calls(reply.choices[0].message) == EXPECTED[:1]
     assert RULE not in upstream.posts[0].body["messages"][0]["content"]
     assert "next-call" not in upstream.posts[0].body["grammar"]
+
+
+def test_the_switch_is_a_flag_of_the_command_line_and_reaches_the_workers() -> None:
+    parser = build_parser()
+    on = config_from(
+        parser.parse_args(["serve", "--upstream", "http://x/v1", "--parallel-calls"]), {}
+    )
+    off = config_from(parser.parse_args(["serve", "--upstream", "http://x/v1"]), {})
+    assert on.parallel_calls and not off.parallel_calls
+    with handed_over(on) as variables:
+        (path,) = variables.values()
+        assert json.loads(Path(path).read_text(encoding="utf-8"))["parallel_calls"] is True
 
 
 def test_parallel_tool_calls_must_be_a_boolean() -> None:
