@@ -10,7 +10,7 @@ import pytest
 from fakeserver import FakeServer, Reply, chat_completion
 from test_own_format import CALL, LLAMA, MISTRAL, QUESTION, QWEN, SMOLLM2
 
-from textreact import Agent, ScriptedModel
+from textreact import Agent, ScriptedModel, tool
 from textreact.cli import EXIT_OK, build_parser, main
 from textreact.models.openai_compat import OpenAICompatModel
 from textreact.protocols import choice as protocol_choice
@@ -110,3 +110,42 @@ def test_a_server_that_shows_no_template_runs_the_text_protocol() -> None:
         agent = Agent(OpenAICompatModel("m", server.base_url), protocol="auto")
         result = agent.run(QUESTION)
     assert (result.protocol, result.answer) == ("text", "84")
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city now."""
+    return f"18 C in {city}"
+
+
+def _opening(server: FakeServer) -> str:
+    return "\n".join(str(m["content"]) for m in server.posts[0].body["messages"])
+
+
+def test_where_no_grammar_holds_the_calls_the_examples_are_built_from_the_offered_tools() -> None:
+    """A server that takes no grammar (it shows no /props, as OpenAI, DeepSeek and Ollama do
+    not): the bundled example's tools, which the request does not offer, are never shown; with
+    the built-in tools, the bundled example is theirs and stays."""
+    answer = [Reply(body=chat_completion("Final Answer: 18 C"))]
+    with FakeServer(answer, props=None) as server:
+        agent = Agent(OpenAICompatModel("m", server.base_url), [get_weather], protocol="auto")
+        result = agent.run("What is the weather in Paris?")
+        opening = _opening(server)
+    assert (result.protocol, result.answer) == ("text", "18 C")
+    assert "worked examples built from the offered tools" in (result.protocol_reason or "")
+    assert "lookup_fact" not in opening and "Action: get_weather" in opening
+    with FakeServer(list(answer), props=None) as server:
+        Agent(OpenAICompatModel("m", server.base_url), protocol="auto").run(QUESTION)
+        assert "Action: lookup_fact" in _opening(server)  # the built-in tools' own example
+
+
+def test_where_a_grammar_holds_the_calls_the_bundled_example_stays() -> None:
+    """llama.cpp (its /props) with a template of no tool format: the grammar keeps every call
+    to the offered tools, and the bundled example, which measured best there, is shown."""
+    props = {"chat_template": SMOLLM2, "default_generation_settings": {}, "total_slots": 1}
+    with FakeServer([Reply(body=chat_completion("Final Answer: 18 C"))], props=props) as server:
+        agent = Agent(OpenAICompatModel("m", server.base_url), [get_weather], protocol="auto")
+        result = agent.run("What is the weather in Paris?")
+        opening = _opening(server)
+    assert result.protocol_reason == "text: the model's chat template has no tool format"
+    assert "Action: lookup_fact" in opening and "grammar" in server.posts[0].body

@@ -243,6 +243,13 @@ class OpenAICompatModel(SdkClient):
             request["stop"] = list(stop)[:MAX_STOP_SEQUENCES]
         return request
 
+    def takes_grammar(self) -> bool:
+        """Whether the server takes the text protocol's grammar, found out once as the first
+        constrained request would (`protocol="auto"` chooses the worked example by it)."""
+        if self._server is _UNTOLD:
+            self._tell_server()
+        return self._server is not None and bool(self._server.grammar)
+
     def chat_template(self) -> str | None:
         """The chat template the server applies for this model, where it says (llama.cpp's
         `GET /props`); None where it does not. `protocol="own"` reads the model's tool format
