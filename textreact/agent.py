@@ -54,7 +54,8 @@ class Agent:
     more tools than it can choose among (an MCP server's). `decision_bias` (text protocol)
     chooses each turn's call or answer from the model's log-probabilities, that many log-odds
     in favour of calling (`TextProtocol(decision_bias=...)`). `examples` is the text protocol's
-    worked example: "bundled" (the default), "built" from the offered tools, "none", or a
+    worked example: "bundled" (the default, but for a server that takes no grammar under
+    `protocol="auto"`, which gets "built"), "built" from the offered tools, "none", or a
     list of user/assistant messages (`textreact.exemplars`). `parallel_calls` lets one reply
     of the text protocol make several calls (`TextProtocol(parallel_calls=True)`), run in
     order, each observed, the observations sent back together; off by default (a second

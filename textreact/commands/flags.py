@@ -109,8 +109,8 @@ def add_tool_options(group: Any) -> None:
         "--examples",
         choices=CHOICES,
         help="the text protocol's worked example: bundled (the calculator and lookup; the "
-        "default), built from the offered tools (no call, one call, two calls), or none "
-        "(docs/protocol.md)",
+        "default where the server takes a grammar), built from the offered tools (no call, "
+        "one call, two calls; --protocol auto's where it takes none), or none (docs/protocol.md)",
     )
     group.add_argument(
         "--decision-bias",
