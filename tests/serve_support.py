@@ -45,6 +45,16 @@ CLOCK = {
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
+def anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI function tool of this module as Anthropic's Messages API writes it."""
+    function = tool["function"]
+    return {
+        "name": function["name"],
+        "description": function["description"],
+        "input_schema": function["parameters"],
+    }
+
+
 def text(reply: str, **fields: Any) -> Reply:
     """An upstream reply whose message content is `reply`."""
     return Reply(body=chat_completion(reply, **fields))

@@ -17,7 +17,8 @@ import pytest
 from fakeserver import Reply, chat_completion, error_body
 from hypothesis import example, given
 from hypothesis import strategies as st
-from serve_support import proxy, sent_messages, streamed, text
+from serve_support import QUESTION, anthropic_tool, proxy, sent_messages, streamed, text
+from serve_support import WEATHER as OPENAI_WEATHER
 
 from textreact.serve.messages.events import events as message_events
 from textreact.serve.messages.reply import stopped_at
@@ -25,24 +26,12 @@ from textreact.serve.stops import Stops
 
 CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
 ANSWER = "Thought: I know it now.\nFinal Answer: It is 18 °C and sunny in Paris."
-WEATHER = {
-    "name": "get_weather",
-    "description": "Current weather for a city.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "description": "the city"},
-            "days": {"type": "integer", "description": "forecast days"},
-        },
-        "required": ["city"],
-    },
-}
+WEATHER = anthropic_tool(OPENAI_WEATHER)
 CLOCK = {
     "name": "get_time",
     "description": "The time now in a time zone.",
     "input_schema": {"type": "object", "properties": {"zone": {"type": "string"}}},
 }
-QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 KEY = "client-key-0123456789"
 
 

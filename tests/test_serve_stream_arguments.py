@@ -18,7 +18,16 @@ import pytest
 from fakeserver import Reply
 from hypothesis import given
 from hypothesis import strategies as st
-from serve_support import CLOCK, QUESTION, WEATHER, client, closing_clients, proxy, streamed
+from serve_support import (
+    CLOCK,
+    QUESTION,
+    WEATHER,
+    anthropic_tool,
+    client,
+    closing_clients,
+    proxy,
+    streamed,
+)
 
 from textreact import grammar
 from textreact.cli import build_parser
@@ -270,7 +279,7 @@ def test_a_repeated_call_that_went_out_stands() -> None:
 
 
 def test_anthropic_input_json_deltas_carry_the_pieces_as_written() -> None:
-    tool = {"name": "get_weather", "input_schema": WEATHER["function"]["parameters"]}
+    tool = anthropic_tool(WEATHER)
     with proxy([streamed(CALL, pieces=PIECES)], **EARLY) as (_, url):
         base = url.removesuffix("/v1")
         with anthropic.Anthropic(base_url=base, api_key="k", max_retries=0) as claude:
